@@ -1,0 +1,38 @@
+// Reference kernels for variables: VariableV2 reads the session's store, Assign writes a copy.
+#include "dagrad/backends/reference/register.hpp"
+#include "dagrad/core/variables.hpp"
+
+namespace dagrad::reference {
+namespace {
+
+VariableStore& store(KernelContext& c) {
+  if (c.variables == nullptr) invalid_argument(c.op_name(), ": variables exist only inside a Session");
+  return *c.variables;
+}
+
+}  // namespace
+
+void register_state_kernels(KernelRegistry& r) {
+  const std::initializer_list<DType> all = {DType::Half,  DType::BFloat16, DType::Float32, DType::Float64,
+                                            DType::Int32, DType::Int64,    DType::Bool};
+  add_kernels(r, "VariableV2", Device::Kind::CPU, kBackend, kPriority, all, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      const std::string& name = c.variable_names.back();
+      Tensor value = store(c).get_or_undefined(name);
+      if (value.defined() && value.shape() != c.output_shape(0)) {
+        invalid_argument("VariableV2: variable '", name, "' holds shape ", value.shape().to_string(),
+                         " but was declared ", c.output_shape(0).to_string());
+      }
+      c.set_output(0, std::move(value));
+    };
+  });
+  add_kernels(r, "Assign", Device::Kind::CPU, kBackend, kPriority, all, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      Tensor value = c.input(1).clone();
+      store(c).set(c.variable_names.at(0), value);
+      c.set_output(0, std::move(value));
+    };
+  });
+}
+
+}  // namespace dagrad::reference

@@ -1,0 +1,77 @@
+// Kernel registration, lookup and the kernel context.
+#include "dagrad/core/kernel_registry.hpp"
+
+#include <algorithm>
+
+namespace dagrad {
+
+KernelContext::KernelContext(std::string_view op, std::string_view node, const AttrMap& attrs, Device device,
+                             std::vector<Tensor> inputs, std::vector<DType> output_dtypes,
+                             std::vector<Shape> output_shapes)
+    : op_(op),
+      node_(node),
+      attrs_(&attrs),
+      device_(device),
+      inputs_(std::move(inputs)),
+      output_dtypes_(std::move(output_dtypes)),
+      output_shapes_(std::move(output_shapes)),
+      outputs_(output_shapes_.size()) {}
+
+Tensor& KernelContext::allocate_output(int i) {
+  auto& slot = outputs_.at(static_cast<std::size_t>(i));
+  slot = Tensor::empty(output_dtype(i), output_shape(i), device_);
+  return slot;
+}
+
+void KernelContext::set_output(int i, Tensor tensor) {
+  if (tensor.defined() && (tensor.dtype() != output_dtype(i) || tensor.shape() != output_shape(i))) {
+    fail(Code::Internal, op_, ": kernel produced output ", i, " as ", dtype_name(tensor.dtype()), " ",
+         tensor.shape().to_string(), " but ", dtype_name(output_dtype(i)), " ", output_shape(i).to_string(),
+         " was inferred");
+  }
+  outputs_.at(static_cast<std::size_t>(i)) = std::move(tensor);
+}
+
+void KernelRegistry::add(KernelDef def) {
+  auto& list = kernels_[{def.op, def.device, def.dtype}];
+  for (const auto& k : list) {
+    if (k.backend == def.backend) {
+      fail(Code::Internal, "kernel ", def.op, " for ", device_kind_name(def.device), "/", dtype_name(def.dtype),
+           " registered twice by backend ", def.backend);
+    }
+  }
+  list.push_back(std::move(def));
+  std::stable_sort(list.begin(), list.end(), [](const KernelDef& a, const KernelDef& b) { return a.priority > b.priority; });
+}
+
+const KernelDef* KernelRegistry::find(std::string_view op, Device::Kind device, DType dtype,
+                                      std::string_view backend) const {
+  auto it = kernels_.find(std::make_tuple(std::string(op), device, dtype));
+  if (it == kernels_.end() || it->second.empty()) return nullptr;
+  if (backend.empty()) return &it->second.front();
+  for (const auto& k : it->second) {
+    if (k.backend == backend) return &k;
+  }
+  return nullptr;
+}
+
+const KernelDef& KernelRegistry::get(std::string_view op, Device::Kind device, DType dtype,
+                                     std::string_view backend) const {
+  const KernelDef* def = find(op, device, dtype, backend);
+  if (def == nullptr) {
+    fail(Code::NotFound, "No kernel registered for op ", op, " on device ", device_kind_name(device), " with dtype ",
+         dtype_name(dtype), backend.empty() ? "" : " from backend ", backend);
+  }
+  return *def;
+}
+
+std::vector<const KernelDef*> KernelRegistry::list(std::string_view op) const {
+  std::vector<const KernelDef*> all;
+  for (const auto& [key, defs] : kernels_) {
+    if (!op.empty() && std::get<0>(key) != op) continue;
+    for (const auto& d : defs) all.push_back(&d);
+  }
+  return all;
+}
+
+}  // namespace dagrad

@@ -1,0 +1,95 @@
+// Kernels keyed by (op, device kind, dtype), each from a named backend with a priority.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "dagrad/core/attr.hpp"
+#include "dagrad/core/device.hpp"
+
+namespace dagrad {
+
+class VariableStore;
+
+// What a kernel sees: validated attributes, inputs on its device, and inferred output shapes.
+class KernelContext {
+ public:
+  KernelContext(std::string_view op, std::string_view node, const AttrMap& attrs, Device device,
+                std::vector<Tensor> inputs, std::vector<DType> output_dtypes, std::vector<Shape> output_shapes);
+
+  std::string_view op_name() const { return op_; }
+  std::string_view node_name() const { return node_; }
+  const AttrMap& attrs() const { return *attrs_; }
+  template <class T>
+  const T& attr(std::string_view name) const { return get_attr<T>(*attrs_, name); }
+  Device device() const { return device_; }
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  const Tensor& input(int i) const { return inputs_.at(static_cast<std::size_t>(i)); }
+  int num_outputs() const { return static_cast<int>(output_shapes_.size()); }
+  const Shape& output_shape(int i) const { return output_shapes_.at(static_cast<std::size_t>(i)); }
+  DType output_dtype(int i) const { return output_dtypes_.at(static_cast<std::size_t>(i)); }
+  // Allocates output i with its inferred dtype and shape on the kernel's device.
+  Tensor& allocate_output(int i);
+  // Hands over an existing tensor (forwarding an input, a constant) as output i.
+  void set_output(int i, Tensor tensor);
+  std::vector<Tensor>& outputs() { return outputs_; }
+
+  // Variables, for stateful ops: `variable_names[i]` names the variable behind ref input i; an op
+  // whose output is a variable (VariableV2) finds its own name after its inputs' names.
+  VariableStore* variables = nullptr;
+  std::vector<std::string> variable_names;
+  // Backend-specific execution handle (the CUDA stream of the session), or null.
+  void* stream = nullptr;
+
+ private:
+  std::string_view op_;
+  std::string_view node_;
+  const AttrMap* attrs_;
+  Device device_;
+  std::vector<Tensor> inputs_;
+  std::vector<DType> output_dtypes_;
+  std::vector<Shape> output_shapes_;
+  std::vector<Tensor> outputs_;
+};
+
+using KernelFn = std::function<void(KernelContext&)>;
+
+struct KernelDef {
+  std::string op;
+  Device::Kind device = Device::Kind::CPU;
+  DType dtype = DType::Invalid;
+  std::string backend;  // "reference", "cpu", "cuda", "cudnn"
+  int priority = 0;     // the highest wins unless a backend is asked for by name
+  KernelFn fn;
+};
+
+class KernelRegistry {
+ public:
+  void add(KernelDef def);
+  // The kernel to run: from `backend` if named (else the highest priority). Throws NotFound
+  // naming op, device and dtype when there is none.
+  const KernelDef& get(std::string_view op, Device::Kind device, DType dtype, std::string_view backend = {}) const;
+  const KernelDef* find(std::string_view op, Device::Kind device, DType dtype, std::string_view backend = {}) const;
+  std::vector<const KernelDef*> list(std::string_view op = {}) const;
+
+ private:
+  std::map<std::tuple<std::string, Device::Kind, DType>, std::vector<KernelDef>, std::less<>> kernels_;
+};
+
+KernelRegistry& kernel_registry();
+
+// Registers one kernel function for several dtypes: `fn` is instantiated per dtype.
+template <class F>
+void add_kernels(KernelRegistry& registry, std::string op, Device::Kind device, std::string backend,
+                 int priority, std::initializer_list<DType> dtypes, F&& make_fn) {
+  for (DType dtype : dtypes) {
+    registry.add({op, device, dtype, backend, priority, visit_dtype(dtype, make_fn)});
+  }
+}
+
+}  // namespace dagrad

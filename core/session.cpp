@@ -1,0 +1,195 @@
+// The executor: plan compilation (pruning, order, last readers, kernel choice) and runs.
+#include "dagrad/core/session.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "dagrad/core/execute.hpp"
+#include "dagrad/core/threading.hpp"
+
+namespace dagrad {
+
+struct Session::Plan {
+  struct Step {
+    const Node* node;
+    const KernelDef* kernel;
+    std::vector<std::string> variable_names;
+    std::vector<Output> release;  // outputs whose last reader is this step
+  };
+  std::vector<Step> steps;
+  std::vector<int> nodes_needed;  // ids, for sizing value storage
+};
+
+Session::Session(const Graph& graph, SessionOptions options) : graph_(&graph), options_(std::move(options)) {
+  device_runtime(options_.device);  // fails early, e.g. "no CUDA device available"
+  if (options_.threads < 0) invalid_argument("Session: threads must be >= 0, got ", options_.threads);
+  if (options_.threads > 0) arena_ = std::make_unique<tbb::task_arena>(options_.threads);
+}
+
+Session::~Session() = default;
+
+namespace {
+
+std::string plan_key(const FeedMap& feeds, const std::vector<Output>& fetches, const std::vector<const Node*>& targets) {
+  std::string key;
+  for (const auto& [out, value] : feeds) key += str_cat("f", out.node, ":", out.index, ";");
+  for (const auto& out : fetches) key += str_cat("o", out.node, ":", out.index, ";");
+  for (const Node* t : targets) key += str_cat("t", t->id, ";");
+  return key;
+}
+
+// A node whose output is a variable names it by `shared_name`, else by its own name.
+std::string variable_name(const Node& node) {
+  auto it = node.attrs.find("shared_name");
+  if (it != node.attrs.end()) {
+    const auto* shared = std::get_if<std::string>(&it->second);
+    if (shared && !shared->empty()) return *shared;
+  }
+  return node.name;
+}
+
+}  // namespace
+
+std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std::vector<Output>& fetches,
+                                                const std::vector<const Node*>& targets) const {
+  const Graph& g = *graph_;
+  for (const auto& out : fetches) {
+    if (out.graph != graph_) invalid_argument("Session::run: fetch is not an output of the session's graph");
+    g.output(out.node, out.index);
+  }
+  for (const auto& [out, value] : feeds) {
+    if (out.graph != graph_) invalid_argument("Session::run: feed is not an output of the session's graph");
+    g.output(out.node, out.index);
+  }
+  // Reachability from fetches and targets, not crossing fed edges. Iterative: deep graphs are fine.
+  std::vector<char> needed(static_cast<std::size_t>(g.num_nodes()), 0);
+  std::vector<int> stack;
+  for (const auto& out : fetches) {
+    if (!feeds.count(out)) stack.push_back(out.node);
+  }
+  for (const Node* t : targets) {
+    if (t == nullptr || t->id >= g.num_nodes() || &g.node(t->id) != t) {
+      invalid_argument("Session::run: target is not a node of the session's graph");
+    }
+    stack.push_back(t->id);
+  }
+  while (!stack.empty()) {
+    const int id = stack.back();
+    stack.pop_back();
+    if (needed[static_cast<std::size_t>(id)]) continue;
+    needed[static_cast<std::size_t>(id)] = 1;
+    const Node& n = g.node(id);
+    for (const auto& in : n.inputs) {
+      if (!feeds.count(in)) stack.push_back(in.node);
+    }
+    for (int c : n.control_inputs) stack.push_back(c);
+  }
+  // Node ids are already a topological order: a node's inputs exist before it is added.
+  auto plan = std::make_unique<Plan>();
+  std::map<Output, std::size_t> last_reader;
+  for (int id = 0; id < g.num_nodes(); ++id) {
+    if (!needed[static_cast<std::size_t>(id)]) continue;
+    const Node& n = g.node(id);
+    Plan::Step step{&n, &select_kernel(*n.def, n.attrs, options_.device, options_.backend), {}, {}};
+    const auto args = flat_input_args(*n.def, n.attrs);
+    for (std::size_t i = 0; i < n.inputs.size(); ++i) {
+      const Node& producer = g.node(n.inputs[i].node);
+      const bool names_variable = args[i]->is_ref || producer.def->outputs[static_cast<std::size_t>(n.inputs[i].index)].is_ref;
+      step.variable_names.push_back(names_variable ? variable_name(producer) : std::string());
+      if (!feeds.count(n.inputs[i])) last_reader[n.inputs[i]] = plan->steps.size();
+    }
+    if (n.def->outputs.size() == 1 && n.def->outputs[0].is_ref) step.variable_names.push_back(variable_name(n));
+    plan->steps.push_back(std::move(step));
+    plan->nodes_needed.push_back(id);
+  }
+  const std::set<Output> fetched(fetches.begin(), fetches.end());
+  for (std::size_t s = 0; s < plan->steps.size(); ++s) {
+    const Node& n = *plan->steps[s].node;
+    for (int i = 0; i < n.num_outputs(); ++i) {
+      const Output out{graph_, n.id, i};
+      if (fetched.count(out)) continue;
+      auto it = last_reader.find(out);
+      const std::size_t release_at = it == last_reader.end() ? s : it->second;
+      plan->steps[release_at].release.push_back(out);
+    }
+  }
+  return plan;
+}
+
+const Session::Plan& Session::plan_for(const FeedMap& feeds, const std::vector<Output>& fetches,
+                                       const std::vector<const Node*>& targets) {
+  auto& slot = plans_[plan_key(feeds, fetches, targets)];
+  if (!slot) slot = compile(feeds, fetches, targets);
+  return *slot;
+}
+
+PlanInfo Session::plan_info(const FeedMap& feeds, const std::vector<Output>& fetches,
+                            const std::vector<const Node*>& targets) {
+  const Plan& plan = plan_for(feeds, fetches, targets);
+  PlanInfo info;
+  for (const auto& step : plan.steps) {
+    info.order.push_back(step.node->id);
+    info.released_after.push_back(step.release);
+  }
+  return info;
+}
+
+std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, const std::vector<Output>& fetches) {
+  std::map<int, std::vector<Tensor>> values;
+  auto value_of = [&](const Output& out) -> Tensor {
+    auto fed = feeds.find(out);
+    if (fed != feeds.end()) return fed->second;
+    return values.at(out.node).at(static_cast<std::size_t>(out.index));
+  };
+  for (const auto& step : plan.steps) {
+    const Node& n = *step.node;
+    std::vector<Tensor> inputs;
+    inputs.reserve(n.inputs.size());
+    for (const auto& in : n.inputs) inputs.push_back(value_of(in));
+    KernelCall call{n.def, &n.attrs, n.name, &n.output_dtypes, step.kernel, options_.device, &variables_,
+                    step.variable_names, nullptr};
+    try {
+      values[n.id] = execute_kernel(call, std::move(inputs));
+    } catch (const Error& e) {
+      throw Error(e.code(), with_node_name(e.what(), n.name));
+    }
+    for (const auto& out : step.release) values[out.node][static_cast<std::size_t>(out.index)] = Tensor();
+    ++stats_.nodes_run;
+  }
+  std::vector<Tensor> results;
+  for (const auto& out : fetches) {
+    Tensor value = value_of(out);
+    results.push_back(value.defined() && !value.device().is_cpu() ? value.to(Device::cpu()) : value);
+  }
+  return results;
+}
+
+std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>& fetches,
+                                 const std::vector<const Node*>& targets) {
+  FeedMap placed;
+  for (const auto& [out, value] : feeds) {
+    if (out.graph != graph_) invalid_argument("Session::run: feed is not an output of the session's graph");
+    if (!value.defined()) invalid_argument("Session::run: the value fed for ", out.name(), " is undefined");
+    if (value.dtype() != out.dtype()) {
+      invalid_argument("Cannot feed value of dtype ", dtype_name(value.dtype()), " for Tensor '", out.name(),
+                       "', which has dtype ", dtype_name(out.dtype()));
+    }
+    if (!out.shape().is_compatible_with(value.shape())) {
+      invalid_argument("Cannot feed value of shape ", value.shape().to_string(), " for Tensor '", out.name(),
+                       "', which has shape ", out.shape().to_string());
+    }
+    placed.emplace(out, value.device() == options_.device ? value : value.to(options_.device));
+  }
+  const Plan& plan = plan_for(placed, fetches, targets);
+  stats_ = {};
+  host_allocator().reset_peak();
+  std::vector<Tensor> results;
+  auto body = [&] { results = execute(plan, placed, fetches); };
+  if (arena_) arena_->execute(body);
+  else default_arena().execute(body);
+  if (!options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
+  stats_.peak_bytes_in_use = host_allocator().stats().peak_bytes_in_use;
+  return results;
+}
+
+}  // namespace dagrad

@@ -1,0 +1,70 @@
+// Session: binds a graph to a device, compiles a plan per set of feeds/fetches/targets, and
+// runs it, freeing each intermediate buffer after its last reader.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <tbb/task_arena.h>
+
+#include "dagrad/core/graph.hpp"
+#include "dagrad/core/variables.hpp"
+
+namespace dagrad {
+
+struct SessionOptions {
+  Device device = Device::cpu();
+  int threads = 0;       // 0: the default arena (all cores unless set_num_threads says otherwise)
+  std::string backend;   // "": the fastest kernel per op; "reference": the oracle kernels
+};
+
+using FeedMap = std::map<Output, Tensor>;
+
+struct RunStats {
+  int nodes_run = 0;
+  std::int64_t peak_bytes_in_use = 0;  // host allocator peak during the run
+};
+
+// The compiled schedule, exposed for tests and tools.
+struct PlanInfo {
+  std::vector<int> order;                       // node ids in execution order
+  std::vector<std::vector<Output>> released_after;  // per step: outputs freed after it runs
+};
+
+class Session {
+ public:
+  explicit Session(const Graph& graph, SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Runs what `fetches` and `targets` need; returns the fetched values on the host.
+  std::vector<Tensor> run(const FeedMap& feeds, const std::vector<Output>& fetches,
+                          const std::vector<const Node*>& targets = {});
+  Tensor run(const FeedMap& feeds, Output fetch) { return run(feeds, std::vector<Output>{fetch}).front(); }
+
+  VariableStore& variables() { return variables_; }
+  const SessionOptions& options() const { return options_; }
+  const RunStats& last_run_stats() const { return stats_; }
+  PlanInfo plan_info(const FeedMap& feeds, const std::vector<Output>& fetches,
+                     const std::vector<const Node*>& targets = {});
+
+ private:
+  struct Plan;
+  const Plan& plan_for(const FeedMap& feeds, const std::vector<Output>& fetches,
+                       const std::vector<const Node*>& targets);
+  std::unique_ptr<Plan> compile(const FeedMap& feeds, const std::vector<Output>& fetches,
+                                const std::vector<const Node*>& targets) const;
+  std::vector<Tensor> execute(const Plan& plan, const FeedMap& feeds, const std::vector<Output>& fetches);
+
+  const Graph* graph_;
+  SessionOptions options_;
+  VariableStore variables_;
+  std::map<std::string, std::unique_ptr<Plan>> plans_;
+  std::unique_ptr<tbb::task_arena> arena_;
+  RunStats stats_;
+};
+
+}  // namespace dagrad
