@@ -1,0 +1,65 @@
+// The one implementation of 2-D convolution geometry (TF's semantics): validation of
+// strides/padding/dilations/data_format against shapes, output sizes and padding amounts.
+// Shape inference and every backend use it, so they cannot disagree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dagrad/core/attr.hpp"
+
+namespace dagrad::ops {
+
+enum class Padding { Same, Valid, Explicit };
+enum class DataFormat { NHWC, NCHW };
+
+// Everything a conv kernel needs, in layout-independent terms. All sizes are int64.
+struct Conv2DGeometry {
+  DataFormat data_format = DataFormat::NHWC;
+  std::int64_t batch = 0;
+  std::int64_t in_rows = 0, in_cols = 0, in_depth = 0;  // in_depth = groups * filter_in_depth
+  std::int64_t filter_rows = 0, filter_cols = 0, filter_in_depth = 0, out_depth = 0;
+  std::int64_t groups = 1;
+  std::int64_t out_rows = 0, out_cols = 0;
+  std::int64_t stride_rows = 1, stride_cols = 1;
+  std::int64_t dilation_rows = 1, dilation_cols = 1;
+  std::int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+
+  // Effective filter extent: (k - 1) * dilation + 1.
+  std::int64_t effective_filter_rows() const { return (filter_rows - 1) * dilation_rows + 1; }
+  std::int64_t effective_filter_cols() const { return (filter_cols - 1) * dilation_cols + 1; }
+  std::int64_t out_depth_per_group() const { return out_depth / groups; }
+
+  // Shapes in the op's data_format (the filter is always HWIO).
+  std::vector<std::int64_t> input_dims() const;
+  std::vector<std::int64_t> output_dims() const;
+  std::vector<std::int64_t> filter_dims() const;
+  // 2 * N * OH * OW * KH * KW * (C / groups) * K: the flop count of each of the three conv ops.
+  double flops() const;
+};
+
+// Parsed, validated conv attributes (TF's messages on bad values), independent of shapes.
+struct Conv2DAttrs {
+  DataFormat data_format = DataFormat::NHWC;
+  Padding padding = Padding::Valid;
+  std::int64_t stride_rows = 1, stride_cols = 1;
+  std::int64_t dilation_rows = 1, dilation_cols = 1;
+  std::int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;  // EXPLICIT only
+};
+
+// `op` names the op in error messages ("Conv2D", "Conv2DBackpropFilter", ...).
+Conv2DAttrs parse_conv2d_attrs(std::string_view op, const AttrMap& attrs);
+
+// Computes the geometry from the input shape and the filter shape (HWIO) and validates them
+// together. Unknown dims (-1) propagate to unknown output dims.
+Conv2DGeometry conv2d_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input,
+                               const Shape& filter);
+
+// TF's GetWindowedOutputSizeVerbose for one spatial dimension: returns the output size and
+// sets the padding before/after. Throws InvalidArgument on negative output or bad padding.
+std::int64_t windowed_output_size(std::int64_t in, std::int64_t filter, std::int64_t dilation, std::int64_t stride,
+                                  Padding padding, std::int64_t* pad_before, std::int64_t* pad_after);
+
+}  // namespace dagrad::ops
