@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs dagrad's build and test dependencies from Debian's archive; does nothing when all
+# are present. Safe to run any number of times.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config   # toolchain
+  xtensor-dev xtl-dev libxsimd-dev   # tensors and SIMD
+  libeigen3-dev                      # half and bfloat16 host types
+  libtbb-dev                         # CPU parallelism
+  catch2                             # tests (2.13)
+  libcli11-dev                       # CLI parsing
+  zlib1g-dev                         # gzipped IDX datasets
+  dataset-fashion-mnist              # training data
+  libdnnl-dev                        # oneDNN, for the CPU benchmark only
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

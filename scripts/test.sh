@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite on a fresh Debian 12 machine, in two configurations:
+#   1. AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off: the GPU tests skip here anyway),
+#   2. the embedding check: install, then build and run examples/consumer against the install,
+#   3. Release with every backend that can be built (CUDA compiles and links without a GPU).
+# Usage: scripts/test.sh [--quick]   (--quick: the Release configuration only)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/setup.sh"
+jobs="$(nproc)"
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+section() { printf '\n=== %s (%s)\n' "$1" "$(date +%T)"; }
+
+run_ctest() {
+  (cd "$1" && ctest --output-on-failure --timeout 1500 -j "$jobs")
+}
+
+if [ "$quick" = 0 ]; then
+  section "sanitizer build"
+  asan="$root/build-asan"
+  cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDAGRAD_SANITIZE=ON -DDAGRAD_CUDA=OFF \
+    -DDAGRAD_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$asan" -j "$jobs"
+  section "sanitizer tests"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 run_ctest "$asan"
+fi
+
+section "release build"
+release="$root/build-release"
+cmake -S "$root" -B "$release" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$release" -j "$jobs"
+
+if [ "$quick" = 0 ]; then
+  section "install and build examples/consumer against the installed package"
+  prefix="$release/install"
+  rm -rf "$prefix"
+  cmake --install "$release" --prefix "$prefix" >/dev/null
+  consumer="$release/consumer"
+  cmake -S "$root/examples/consumer" -B "$consumer" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$consumer" -j "$jobs"
+  "$consumer/consumer"
+fi
+
+section "release tests"
+run_ctest "$release"
