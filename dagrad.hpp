@@ -1,6 +1,7 @@
 // dagrad: everything a user includes, as #include <dagrad/dagrad.hpp>.
 #pragma once
 
+#include "dagrad/autodiff/gradients.hpp"
 #include "dagrad/core/dtype.hpp"
 #include "dagrad/core/eager.hpp"
 #include "dagrad/core/error.hpp"
@@ -12,5 +13,12 @@
 #include "dagrad/core/tensor_xt.hpp"
 #include "dagrad/core/threading.hpp"
 #include "dagrad/ops/array_ops.hpp"
+#include "dagrad/ops/compare_ops.hpp"
+#include "dagrad/ops/conv2d.hpp"
 #include "dagrad/ops/math_ops.hpp"
+#include "dagrad/ops/matrix_ops.hpp"
+#include "dagrad/ops/nn_ops.hpp"
+#include "dagrad/ops/pooling_ops.hpp"
+#include "dagrad/ops/shape_ops.hpp"
 #include "dagrad/ops/state_ops.hpp"
+#include "dagrad/ops/training_ops.hpp"

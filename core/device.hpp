@@ -39,6 +39,10 @@ class DeviceRuntime {
   virtual void copy(void* dst, Device dst_device, const void* src, Device src_device,
                     std::size_t bytes) = 0;
   virtual void synchronize(int index) = 0;
+  // An execution queue of its own on device `index` (a cudaStream_t for CUDA) that a Session
+  // keeps for its lifetime and hands to kernels; null where the device has no queues.
+  virtual void* create_stream(int /*index*/) { return nullptr; }
+  virtual void destroy_stream(int /*index*/, void* /*stream*/) {}
 };
 
 void register_device_runtime(Device::Kind kind, DeviceRuntime* runtime);

@@ -46,15 +46,17 @@ std::vector<Tensor> execute_kernel(const KernelCall& call, std::vector<Tensor> i
     values.push_back(in.device().is_cpu() ? &in : nullptr);
   }
   const std::vector<Shape> out_shapes = infer_shapes(def, *call.attrs, dtypes, shapes, values);
-  for (const auto& s : out_shapes) {
-    if (!s.is_fully_defined()) fail(Code::Internal, def.name, ": output shape ", s.to_string(), " unknown at run time");
-  }
   KernelContext context(def.name, call.node_name, *call.attrs, call.device, std::move(inputs), *call.output_dtypes,
                         out_shapes);
   context.variables = call.variables;
   context.variable_names = call.variable_names;
   context.stream = call.stream;
   call.kernel->fn(context);
+  // Checked after the kernel: an op whose kernel refuses to run (an unfed Placeholder of
+  // partly unknown shape) reports its own error; anything else here is a shape-function bug.
+  for (const auto& s : out_shapes) {
+    if (!s.is_fully_defined()) fail(Code::Internal, def.name, ": output shape ", s.to_string(), " unknown at run time");
+  }
   auto& outputs = context.outputs();
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];

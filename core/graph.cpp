@@ -36,7 +36,13 @@ Output Graph::output(int id, int index) const {
 
 std::string Graph::unique_name(std::string_view base) {
   std::string name(base);
-  for (int suffix = 1; by_name_.count(name); ++suffix) name = str_cat(base, "_", suffix);
+  if (!by_name_.count(name)) return name;
+  auto [it, inserted] = next_suffix_.try_emplace(name, 1);
+  int suffix = it->second;
+  do {
+    name = str_cat(base, "_", suffix++);
+  } while (by_name_.count(name));
+  it->second = suffix;
   return name;
 }
 

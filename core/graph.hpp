@@ -64,6 +64,9 @@ class Graph {
 
   std::vector<std::unique_ptr<Node>> nodes_;
   std::map<std::string, int, std::less<>> by_name_;
+  // The next suffix to try per base name: names are never removed, so every smaller suffix is
+  // taken, and a graph of n same-named nodes is built in O(n log n), not O(n^2).
+  std::map<std::string, int, std::less<>> next_suffix_;
 };
 
 // Appends " (node 'name')" to an error message; messages themselves start with the op's name.

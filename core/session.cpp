@@ -21,12 +21,15 @@ struct Session::Plan {
 };
 
 Session::Session(const Graph& graph, SessionOptions options) : graph_(&graph), options_(std::move(options)) {
-  device_runtime(options_.device);  // fails early, e.g. "no CUDA device available"
+  DeviceRuntime& runtime = device_runtime(options_.device);  // fails early: "no CUDA device available"
   if (options_.threads < 0) invalid_argument("Session: threads must be >= 0, got ", options_.threads);
   if (options_.threads > 0) arena_ = std::make_unique<tbb::task_arena>(options_.threads);
+  stream_ = runtime.create_stream(options_.device.index);
 }
 
-Session::~Session() = default;
+Session::~Session() {
+  if (stream_ != nullptr) device_runtime(options_.device).destroy_stream(options_.device.index, stream_);
+}
 
 namespace {
 
@@ -147,7 +150,7 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
     inputs.reserve(n.inputs.size());
     for (const auto& in : n.inputs) inputs.push_back(value_of(in));
     KernelCall call{n.def, &n.attrs, n.name, &n.output_dtypes, step.kernel, options_.device, &variables_,
-                    step.variable_names, nullptr};
+                    step.variable_names, stream_};
     try {
       values[n.id] = execute_kernel(call, std::move(inputs));
     } catch (const Error& e) {

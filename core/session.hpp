@@ -65,6 +65,7 @@ class Session {
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   std::unique_ptr<tbb::task_arena> arena_;
   RunStats stats_;
+  void* stream_ = nullptr;  // the device runtime's queue for this session (CUDA), else null
 };
 
 }  // namespace dagrad

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dagrad/core/graph.hpp"
+#include "dagrad/ops/raw_op_attrs.hpp"
 
 namespace dagrad::ops {
 
@@ -20,3 +21,26 @@ Output cast(Graph& g, Output x, DType dtype, bool truncate = false, std::string_
 const Node& group(Graph& g, const std::vector<const Node*>& deps, std::string_view name = {});
 
 }  // namespace dagrad::ops
+
+// Eager ops, argument for argument like tf.raw_ops (defined in array_raw_ops.cpp). They run
+// through the same validation and kernels as graph nodes, on the inputs' device.
+namespace dagrad::raw_ops {
+
+struct ConstAttrs {
+  DType dtype = DType::Invalid;  // Invalid: the value's own dtype
+  std::string_view name = {};
+};
+struct CastAttrs {
+  DType DstT = DType::Invalid;  // required
+  bool Truncate = false;
+  std::string_view name = {};
+};
+
+Tensor Const(const Tensor& value, const ConstAttrs& attrs = {});
+Tensor Identity(const Tensor& input, const NameOnly& attrs = {});
+Tensor ZerosLike(const Tensor& x, const NameOnly& attrs = {});
+Tensor OnesLike(const Tensor& x, const NameOnly& attrs = {});
+Tensor Cast(const Tensor& x, const CastAttrs& attrs);
+void NoOp(const NameOnly& attrs = {});
+
+}  // namespace dagrad::raw_ops

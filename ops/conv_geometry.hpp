@@ -16,12 +16,15 @@ enum class Padding { Same, Valid, Explicit };
 enum class DataFormat { NHWC, NCHW };
 
 // Everything a conv kernel needs, in layout-independent terms. All sizes are int64.
+// Guarantee (checked by conv2d_geometry): in + pad_before + pad_after <= INT64_MAX per spatial
+// dimension, so for 0 <= o < out and 0 <= k < filter, o * stride + k * dilation never overflows;
+// compute an input index as (o * stride + k * dilation) - pad_before.
 struct Conv2DGeometry {
   DataFormat data_format = DataFormat::NHWC;
   std::int64_t batch = 0;
   std::int64_t in_rows = 0, in_cols = 0, in_depth = 0;  // in_depth = groups * filter_in_depth
   std::int64_t filter_rows = 0, filter_cols = 0, filter_in_depth = 0, out_depth = 0;
-  std::int64_t groups = 1;
+  std::int64_t groups = 1;  // -1 while in_depth or filter_in_depth is unknown
   std::int64_t out_rows = 0, out_cols = 0;
   std::int64_t stride_rows = 1, stride_cols = 1;
   std::int64_t dilation_rows = 1, dilation_cols = 1;
@@ -56,6 +59,15 @@ Conv2DAttrs parse_conv2d_attrs(std::string_view op, const AttrMap& attrs);
 // together. Unknown dims (-1) propagate to unknown output dims.
 Conv2DGeometry conv2d_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input,
                                const Shape& filter);
+
+// The backprop ops' checks of out_backprop against the geometry (rank, batch, depth and each
+// spatial size, TF's wording: "Size of out_backprop doesn't match computed: ..."). Unknown dims pass.
+void check_conv2d_out_backprop(std::string_view op, const Conv2DGeometry& geometry, const Shape& out_backprop);
+
+// conv2d_geometry followed by check_conv2d_out_backprop; dims still unknown in the geometry
+// (batch, out_rows, out_cols, out_depth) are taken from out_backprop where it knows them.
+Conv2DGeometry conv2d_backprop_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input,
+                                        const Shape& filter, const Shape& out_backprop);
 
 // TF's GetWindowedOutputSizeVerbose for one spatial dimension: returns the output size and
 // sets the padding before/after. Throws InvalidArgument on negative output or bad padding.

@@ -14,8 +14,16 @@ const std::vector<DType> kNumeric = {DType::Half,    DType::BFloat16, DType::Flo
 void reduction_shape(ShapeContext& c) {
   const Shape& in = c.input_shape(0);
   const Tensor* axes = c.input_value(1);
+  if (axes == nullptr && c.attr<bool>("keep_dims")) {
+    // Axes computed at run time (gradients of broadcasting ops): the rank is kept, and only
+    // dims that are already 1 are known.
+    std::vector<std::int64_t> dims(in.dims());
+    for (auto& d : dims) d = d == 1 ? 1 : -1;
+    c.set_output(0, Shape(dims));
+    return;
+  }
   if (axes == nullptr) {
-    invalid_argument(c.op_name(), ": 'axis' must be known when the graph is built (a Const node)");
+    invalid_argument(c.op_name(), ": 'axis' must be known when the graph is built (a Const node) unless keep_dims is true");
   }
   if (axes->rank() > 1) invalid_argument(c.op_name(), ": 'axis' must be a scalar or vector, got shape ", axes->shape().to_string());
   const auto mask = reduction_mask(axes->to_int64_vector(), in.rank());
@@ -53,6 +61,13 @@ void register_math_ops(OpRegistry& r) {
               .build());
   }
   r.add(OpDefBuilder("Neg").input("x", "T").output("y", "T").attr_type("T", kNumeric).shape_fn(same_shape_as_input).doc("-x.").build());
+  r.add(OpDefBuilder("Reciprocal")
+            .input("x", "T")
+            .output("y", "T")
+            .attr_type("T", kNumeric)
+            .shape_fn(same_shape_as_input)
+            .doc("1 / x (integer division for integers, as TF's).")
+            .build());
   r.add(OpDefBuilder("AddN")
             .input_list("inputs", "T", "N")
             .output("sum", "T")
@@ -94,6 +109,9 @@ Output add(Graph& g, Output x, Output y, std::string_view name) { return g.outpu
 Output sub(Graph& g, Output x, Output y, std::string_view name) { return g.output(g.add_node("Sub", {x, y}, {}, name).id); }
 Output mul(Graph& g, Output x, Output y, std::string_view name) { return g.output(g.add_node("Mul", {x, y}, {}, name).id); }
 Output neg(Graph& g, Output x, std::string_view name) { return g.output(g.add_node("Neg", {x}, {}, name).id); }
+Output reciprocal(Graph& g, Output x, std::string_view name) {
+  return g.output(g.add_node("Reciprocal", {x}, {}, name).id);
+}
 Output add_n(Graph& g, std::vector<Output> inputs, std::string_view name) {
   return g.output(g.add_node("AddN", std::move(inputs), {}, name).id);
 }

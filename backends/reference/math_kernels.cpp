@@ -113,6 +113,22 @@ void register_math_kernels(KernelRegistry& r) {
       for (std::int64_t i = 0; i < out.num_elements(); ++i) y[i] = from_wide<T>(wide_t<T>(0) - to_wide<T>(x[i]));
     };
   });
+  add_kernels(r, "Reciprocal", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      const T* x = c.input(0).data<T>();
+      Tensor& out = c.allocate_output(0);
+      T* y = out.data<T>();
+      for (std::int64_t i = 0; i < out.num_elements(); ++i) {
+        if constexpr (is_floating_v<T>) {
+          y[i] = narrow<T>(1.0 / widen<T>(x[i]));
+        } else {
+          // Integer 1/x as TF computes it; 1/0 is an error rather than a crash.
+          if (x[i] == 0) invalid_argument("Reciprocal: Integer division by zero");
+          y[i] = static_cast<T>(T(1) / x[i]);
+        }
+      }
+    };
+  });
   add_kernels(r, "AddN", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& out = c.allocate_output(0);

@@ -1,0 +1,76 @@
+// minimize(): gradients, slot variables and Apply* updates for SGD, momentum, Nesterov and Adam.
+#include "dagrad/autodiff/optimizers.hpp"
+
+#include "dagrad/autodiff/gradients.hpp"
+#include "dagrad/ops/array_ops.hpp"
+#include "dagrad/ops/math_ops.hpp"
+#include "dagrad/ops/state_ops.hpp"
+#include "dagrad/ops/training_ops.hpp"
+
+namespace dagrad {
+namespace {
+
+// Adds a node like ops::* would, but with control inputs.
+const Node& with_deps(Graph& g, std::string_view op, std::vector<Output> inputs, AttrMap attrs, std::string_view name,
+                      const std::vector<int>& deps) {
+  return g.add_node(op, std::move(inputs), std::move(attrs), name, deps);
+}
+
+}  // namespace
+
+const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const OptimizerOptions& o) {
+  const std::string& kind = o.name;
+  if (kind != "sgd" && kind != "momentum" && kind != "nesterov" && kind != "adam") {
+    invalid_argument("minimize: unknown optimizer '", kind, "'; expected sgd, momentum, nesterov or adam");
+  }
+  if (!(o.learning_rate > 0)) invalid_argument("minimize: learning_rate must be positive, got ", o.learning_rate);
+  if (loss.shape().rank() != 0) invalid_argument("minimize: the loss must be a scalar, got shape ", loss.shape().to_string());
+  const std::vector<Output> params = vars.trainable();
+  if (params.empty()) invalid_argument("minimize: there are no trainable variables");
+  const std::vector<Output> grads = gradients(g, {loss}, params);
+  std::vector<int> grad_nodes;
+  for (const Output& gr : grads) grad_nodes.push_back(gr.node);
+
+  const DType dtype = loss.dtype();
+  Output lr = ops::scalar(g, o.learning_rate, dtype, "learning_rate");
+  std::vector<const Node*> updates;
+  if (kind == "sgd") {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      updates.push_back(&with_deps(g, "ApplyGradientDescent", {params[i], lr, grads[i]}, {},
+                                   str_cat(params[i].op().name, "/ApplyGradientDescent"), grad_nodes));
+    }
+  } else if (kind == "momentum" || kind == "nesterov") {
+    Output momentum = ops::scalar(g, o.momentum, dtype, "momentum");
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const std::string& name = params[i].op().name;
+      Output accum = vars.create_zeros(g, str_cat(name, "/Momentum"), params[i].shape(), dtype, false);
+      updates.push_back(&with_deps(g, "ApplyMomentum", {params[i], accum, lr, grads[i], momentum},
+                                   {{"use_nesterov", kind == "nesterov"}}, str_cat(name, "/ApplyMomentum"), grad_nodes));
+    }
+  } else {
+    Output beta1 = ops::scalar(g, o.beta1, dtype, "beta1");
+    Output beta2 = ops::scalar(g, o.beta2, dtype, "beta2");
+    Output epsilon = ops::scalar(g, o.epsilon, dtype, "epsilon");
+    // beta^t for the bias correction, starting at beta^1 for the first step (as TF's Adam).
+    Output beta1_power = vars.create(g, "beta1_power", Tensor::full(dtype, Shape{}, o.beta1), false);
+    Output beta2_power = vars.create(g, "beta2_power", Tensor::full(dtype, Shape{}, o.beta2), false);
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const std::string& name = params[i].op().name;
+      Output m = vars.create_zeros(g, str_cat(name, "/Adam"), params[i].shape(), dtype, false);
+      Output v = vars.create_zeros(g, str_cat(name, "/Adam_1"), params[i].shape(), dtype, false);
+      updates.push_back(&with_deps(g, "ApplyAdam",
+                                   {params[i], m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grads[i]}, {},
+                                   str_cat(name, "/ApplyAdam"), grad_nodes));
+    }
+    // The powers advance only after every update has read them.
+    std::vector<int> update_ids;
+    for (const Node* u : updates) update_ids.push_back(u->id);
+    const Node& next1 = with_deps(g, "Assign", {beta1_power, ops::mul(g, beta1_power, beta1)}, {}, "update_beta1_power", update_ids);
+    const Node& next2 = with_deps(g, "Assign", {beta2_power, ops::mul(g, beta2_power, beta2)}, {}, "update_beta2_power", update_ids);
+    updates.push_back(&next1);
+    updates.push_back(&next2);
+  }
+  return ops::group(g, updates, "train_step");
+}
+
+}  // namespace dagrad

@@ -1,0 +1,29 @@
+// Optimisers as graph ops: minimize() builds the gradient graph of a loss and one in-place
+// update per trainable variable (ApplyGradientDescent / ApplyMomentum / ApplyAdam, TF's rules),
+// so one Session::run of the returned node performs a whole training step.
+#pragma once
+
+#include <string>
+
+#include "dagrad/core/graph.hpp"
+#include "dagrad/ops/layers.hpp"
+
+namespace dagrad {
+
+struct OptimizerOptions {
+  std::string name = "adam";  // "sgd", "momentum", "nesterov" or "adam"
+  double learning_rate = 0.001;
+  double momentum = 0.9;      // momentum and nesterov
+  double beta1 = 0.9;         // adam
+  double beta2 = 0.999;
+  double epsilon = 1e-7;      // Keras' default
+};
+
+// Adds the gradients of `loss` (a scalar) for every trainable variable of `vars`, the slot
+// variables the optimiser needs (TF's names: VAR/Momentum, VAR/Adam, VAR/Adam_1, beta1_power,
+// beta2_power; added to `vars` with their initial values), and the updates. The updates wait
+// for every gradient, so no variable changes before all gradients have read it. Returns the
+// step: a NoOp grouping the updates. Throws InvalidArgument for an unknown optimiser name.
+const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const OptimizerOptions& options);
+
+}  // namespace dagrad

@@ -1,0 +1,56 @@
+// CPU kernels for ZerosLike, OnesLike and Cast: the reference's element rules, split over fixed
+// blocks with tbb::parallel_for (elementwise, so any split gives the same bits).
+#include <algorithm>
+
+#include <tbb/parallel_for.h>
+
+#include "dagrad/backends/cpu/register.hpp"
+#include "dagrad/core/tensor.hpp"
+
+namespace dagrad::cpu {
+namespace {
+
+using i64 = std::int64_t;
+constexpr auto kCpu = Device::Kind::CPU;
+constexpr i64 kBlock = 32768;
+
+template <class F>
+void blocks(i64 n, F&& body) {
+  tbb::parallel_for(i64{0}, (n + kBlock - 1) / kBlock, [&](i64 b) { body(b * kBlock, std::min(n, (b + 1) * kBlock)); });
+}
+
+template <class T>
+void fill(KernelContext& c, double value) {
+  Tensor& out = c.allocate_output(0);
+  const T v = cast_value<T>(value);
+  T* y = out.data<T>();
+  blocks(out.num_elements(), [&](i64 b, i64 e) { std::fill(y + b, y + e, v); });
+}
+
+}  // namespace
+
+void register_array_kernels(KernelRegistry& r) {
+  const std::initializer_list<DType> all = {DType::Half,  DType::BFloat16, DType::Float32, DType::Float64,
+                                            DType::Int32, DType::Int64,    DType::Bool};
+  add_kernels(r, "ZerosLike", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn {
+    return [](KernelContext& c) { fill<T>(c, 0.0); };
+  });
+  add_kernels(r, "OnesLike", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn {
+    return [](KernelContext& c) { fill<T>(c, 1.0); };
+  });
+  add_kernels(r, "Cast", kCpu, kBackend, kPriority, all, []<class S>() -> KernelFn {
+    return [](KernelContext& c) {
+      const Tensor& in = c.input(0);
+      Tensor& out = c.allocate_output(0);
+      visit_dtype(out.dtype(), [&]<class D>() {
+        const S* src = in.data<S>();
+        D* dst = out.data<D>();
+        blocks(in.num_elements(), [&](i64 b, i64 e) {
+          for (i64 i = b; i < e; ++i) dst[i] = cast_value<D, S>(src[i]);
+        });
+      });
+    };
+  });
+}
+
+}  // namespace dagrad::cpu

@@ -1,0 +1,188 @@
+// Generic CPU conv kernels: any layout (NHWC or NCHW read in place), groups/depthwise, any
+// stride/dilation/padding, all four float dtypes (half/bfloat16 accumulate in float32).
+// Work is split over output rows (forward, input gradient) or over fixed pixel chunks whose
+// partial sums are added in chunk order (filter gradient), so results are deterministic.
+#include <algorithm>
+#include <vector>
+
+#include <tbb/parallel_for.h>
+
+#include "dagrad/backends/cpu/conv2d_kernels.hpp"
+
+namespace dagrad::cpu {
+namespace {
+
+using ops::Conv2DGeometry;
+using i64 = std::int64_t;
+
+template <class T>
+std::vector<accumulator_t<T>> widened(const T* data, i64 count) {
+  std::vector<accumulator_t<T>> out(static_cast<std::size_t>(count));
+  for (i64 i = 0; i < count; ++i) out[static_cast<std::size_t>(i)] = static_cast<accumulator_t<T>>(data[i]);
+  return out;
+}
+
+// Valid input position of tap k for output position o, or -1 in the padding.
+inline i64 input_pos(i64 o, i64 k, i64 stride, i64 dilation, i64 pad, i64 size) {
+  const i64 i = o * stride - pad + k * dilation;
+  return i >= 0 && i < size ? i : -1;
+}
+
+// Output position that tap k maps input position i to, or -1 when none.
+inline i64 output_pos(i64 i, i64 k, i64 stride, i64 dilation, i64 pad, i64 size) {
+  const i64 t = i + pad - k * dilation;
+  if (t < 0 || t % stride != 0) return -1;
+  const i64 o = t / stride;
+  return o < size ? o : -1;
+}
+
+}  // namespace
+
+std::int64_t filter_reduction_chunks(std::int64_t pixel_rows, std::int64_t tasks_per_chunk, std::int64_t filter_bytes) {
+  constexpr i64 kTargetTasks = 64;              // enough pieces to balance many threads
+  constexpr i64 kMaxChunks = 16;
+  constexpr i64 kPartialBudget = i64{64} << 20;  // bytes of partial sums at most
+  i64 chunks = (kTargetTasks + tasks_per_chunk - 1) / std::max<i64>(tasks_per_chunk, 1);
+  chunks = std::min({chunks, kMaxChunks, pixel_rows, kPartialBudget / std::max<i64>(filter_bytes, 1)});
+  return std::max<i64>(chunks, 1);
+}
+
+template <class T>
+void conv2d_forward_generic(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
+  using A = accumulator_t<T>;
+  const auto xs = act_strides(g.data_format, g.in_rows, g.in_cols, g.in_depth);
+  const auto ys = act_strides(g.data_format, g.out_rows, g.out_cols, g.out_depth);
+  const i64 cg = g.filter_in_depth, kg = g.out_depth_per_group(), K = g.out_depth, C = g.in_depth;
+  const auto fw = widened(f, g.filter_rows * g.filter_cols * cg * K);
+  tbb::parallel_for(i64{0}, g.batch * g.out_rows, [&](i64 row) {
+    const i64 n = row / g.out_rows, oh = row % g.out_rows;
+    std::vector<A> acc(static_cast<std::size_t>(K)), xv(static_cast<std::size_t>(C));
+    for (i64 ow = 0; ow < g.out_cols; ++ow) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      for (i64 kh = 0; kh < g.filter_rows; ++kh) {
+        const i64 ih = input_pos(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
+        if (ih < 0) continue;
+        for (i64 kw = 0; kw < g.filter_cols; ++kw) {
+          const i64 iw = input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
+          if (iw < 0) continue;
+          const T* xp = x + n * xs.n + ih * xs.h + iw * xs.w;
+          for (i64 c = 0; c < C; ++c) xv[static_cast<std::size_t>(c)] = static_cast<A>(xp[c * xs.c]);
+          const A* ftap = fw.data() + (kh * g.filter_cols + kw) * cg * K;
+          for (i64 grp = 0; grp < g.groups; ++grp) {
+            A* a = acc.data() + grp * kg;
+            for (i64 ci = 0; ci < cg; ++ci) {
+              const A v = xv[static_cast<std::size_t>(grp * cg + ci)];
+              const A* fr = ftap + ci * K + grp * kg;
+              for (i64 k = 0; k < kg; ++k) a[k] += v * fr[k];
+            }
+          }
+        }
+      }
+      T* yp = y + n * ys.n + oh * ys.h + ow * ys.w;
+      for (i64 k = 0; k < K; ++k) yp[k * ys.c] = static_cast<T>(acc[static_cast<std::size_t>(k)]);
+    }
+  });
+}
+
+template <class T>
+void conv2d_backprop_input_generic(const Conv2DGeometry& g, const T* f, const T* dy, T* dx) {
+  using A = accumulator_t<T>;
+  const auto xs = act_strides(g.data_format, g.in_rows, g.in_cols, g.in_depth);
+  const auto ys = act_strides(g.data_format, g.out_rows, g.out_cols, g.out_depth);
+  const i64 cg = g.filter_in_depth, kg = g.out_depth_per_group(), K = g.out_depth, C = g.in_depth;
+  const i64 taps = g.filter_rows * g.filter_cols;
+  // The filter as [tap][k][ci], so the innermost loop runs over contiguous input channels.
+  std::vector<A> ft(static_cast<std::size_t>(taps * K * cg));
+  for (i64 t = 0; t < taps; ++t)
+    for (i64 ci = 0; ci < cg; ++ci)
+      for (i64 k = 0; k < K; ++k)
+        ft[static_cast<std::size_t>((t * K + k) * cg + ci)] = static_cast<A>(f[(t * cg + ci) * K + k]);
+  tbb::parallel_for(i64{0}, g.batch * g.in_rows, [&](i64 row) {
+    const i64 n = row / g.in_rows, ih = row % g.in_rows;
+    std::vector<A> acc(static_cast<std::size_t>(C)), dv(static_cast<std::size_t>(K));
+    for (i64 iw = 0; iw < g.in_cols; ++iw) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      for (i64 kh = 0; kh < g.filter_rows; ++kh) {
+        const i64 oh = output_pos(ih, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.out_rows);
+        if (oh < 0) continue;
+        for (i64 kw = 0; kw < g.filter_cols; ++kw) {
+          const i64 ow = output_pos(iw, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.out_cols);
+          if (ow < 0) continue;
+          const T* dp = dy + n * ys.n + oh * ys.h + ow * ys.w;
+          for (i64 k = 0; k < K; ++k) dv[static_cast<std::size_t>(k)] = static_cast<A>(dp[k * ys.c]);
+          const A* ftap = ft.data() + (kh * g.filter_cols + kw) * K * cg;
+          for (i64 grp = 0; grp < g.groups; ++grp) {
+            A* a = acc.data() + grp * cg;
+            for (i64 k = grp * kg; k < (grp + 1) * kg; ++k) {
+              const A v = dv[static_cast<std::size_t>(k)];
+              const A* fr = ftap + k * cg;
+              for (i64 ci = 0; ci < cg; ++ci) a[ci] += v * fr[ci];
+            }
+          }
+        }
+      }
+      T* xp = dx + n * xs.n + ih * xs.h + iw * xs.w;
+      for (i64 c = 0; c < C; ++c) xp[c * xs.c] = static_cast<T>(acc[static_cast<std::size_t>(c)]);
+    }
+  });
+}
+
+template <class T>
+void conv2d_backprop_filter_generic(const Conv2DGeometry& g, const T* x, const T* dy, T* df) {
+  using A = accumulator_t<T>;
+  const auto xs = act_strides(g.data_format, g.in_rows, g.in_cols, g.in_depth);
+  const auto ys = act_strides(g.data_format, g.out_rows, g.out_cols, g.out_depth);
+  const i64 cg = g.filter_in_depth, kg = g.out_depth_per_group(), K = g.out_depth, C = g.in_depth;
+  const i64 fsize = g.filter_rows * g.filter_cols * cg * K;
+  const i64 rows = g.batch * g.out_rows;
+  const i64 chunks = filter_reduction_chunks(rows, 1, fsize * static_cast<i64>(sizeof(A)));
+  std::vector<A> partial(static_cast<std::size_t>(chunks * fsize), A(0));
+  tbb::parallel_for(i64{0}, chunks, [&](i64 chunk) {
+    A* part = partial.data() + chunk * fsize;
+    std::vector<A> dv(static_cast<std::size_t>(K)), xv(static_cast<std::size_t>(C));
+    for (i64 row = rows * chunk / chunks; row < rows * (chunk + 1) / chunks; ++row) {
+      const i64 n = row / g.out_rows, oh = row % g.out_rows;
+      for (i64 ow = 0; ow < g.out_cols; ++ow) {
+        const T* dp = dy + n * ys.n + oh * ys.h + ow * ys.w;
+        for (i64 k = 0; k < K; ++k) dv[static_cast<std::size_t>(k)] = static_cast<A>(dp[k * ys.c]);
+        for (i64 kh = 0; kh < g.filter_rows; ++kh) {
+          const i64 ih = input_pos(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
+          if (ih < 0) continue;
+          for (i64 kw = 0; kw < g.filter_cols; ++kw) {
+            const i64 iw = input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
+            if (iw < 0) continue;
+            const T* xp = x + n * xs.n + ih * xs.h + iw * xs.w;
+            for (i64 c = 0; c < C; ++c) xv[static_cast<std::size_t>(c)] = static_cast<A>(xp[c * xs.c]);
+            A* ptap = part + (kh * g.filter_cols + kw) * cg * K;
+            for (i64 grp = 0; grp < g.groups; ++grp) {
+              const A* d = dv.data() + grp * kg;
+              for (i64 ci = 0; ci < cg; ++ci) {
+                const A v = xv[static_cast<std::size_t>(grp * cg + ci)];
+                A* pr = ptap + ci * K + grp * kg;
+                for (i64 k = 0; k < kg; ++k) pr[k] += v * d[k];
+              }
+            }
+          }
+        }
+      }
+    }
+  });
+  // Partial sums are added in chunk order: the same order for any number of threads.
+  tbb::parallel_for(i64{0}, fsize, [&](i64 e) {
+    A total = partial[static_cast<std::size_t>(e)];
+    for (i64 chunk = 1; chunk < chunks; ++chunk) total += partial[static_cast<std::size_t>(chunk * fsize + e)];
+    df[e] = static_cast<T>(total);
+  });
+}
+
+#define DAGRAD_INSTANTIATE(T)                                                                          \
+  template void conv2d_forward_generic<T>(const Conv2DGeometry&, const T*, const T*, T*);             \
+  template void conv2d_backprop_input_generic<T>(const Conv2DGeometry&, const T*, const T*, T*);      \
+  template void conv2d_backprop_filter_generic<T>(const Conv2DGeometry&, const T*, const T*, T*);
+DAGRAD_INSTANTIATE(half)
+DAGRAD_INSTANTIATE(bfloat16)
+DAGRAD_INSTANTIATE(float)
+DAGRAD_INSTANTIATE(double)
+#undef DAGRAD_INSTANTIATE
+
+}  // namespace dagrad::cpu

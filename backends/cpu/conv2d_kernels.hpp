@@ -1,0 +1,52 @@
+// The CPU conv kernels as plain functions on validated geometry and raw pointers, so tests and
+// benchmarks can call them without a registry. Layouts: activations in g.data_format (NHWC or
+// NCHW), filter HWIO. All run inside the caller's TBB arena and are deterministic: each output
+// element is summed in an order fixed by the shapes alone, whatever the thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "dagrad/core/dtype.hpp"
+#include "dagrad/ops/conv_geometry.hpp"
+
+namespace dagrad::cpu {
+
+// Element strides of a 4-D activation tensor with `rows x cols x depth` per image.
+struct ActStrides {
+  std::int64_t n, h, w, c;
+};
+inline ActStrides act_strides(ops::DataFormat format, std::int64_t rows, std::int64_t cols, std::int64_t depth) {
+  if (format == ops::DataFormat::NHWC) return {rows * cols * depth, cols * depth, depth, 1};
+  return {depth * rows * cols, cols, 1, rows * cols};
+}
+
+// y = conv(x, f).
+template <class T>
+void conv2d_forward(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y);
+// dx = gradient of conv wrt its input, given the filter and dy.
+template <class T>
+void conv2d_backprop_input(const ops::Conv2DGeometry& g, const T* f, const T* dy, T* dx);
+// df = gradient of conv wrt its filter, given the input and dy.
+template <class T>
+void conv2d_backprop_filter(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df);
+
+// The layout-, group- and dtype-generic paths (accumulating in accumulator_t<T>), used where no
+// fast path applies; exposed so tests can check both paths against the reference.
+template <class T>
+void conv2d_forward_generic(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y);
+template <class T>
+void conv2d_backprop_input_generic(const ops::Conv2DGeometry& g, const T* f, const T* dy, T* dx);
+template <class T>
+void conv2d_backprop_filter_generic(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df);
+
+// The float32 NHWC, groups = 1 fast paths on register-tiled micro-kernels (implicit GEMM).
+bool conv2d_fast_path_applies(const ops::Conv2DGeometry& g);
+void conv2d_forward_fast(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
+void conv2d_backprop_input_fast(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
+void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
+
+// Number of fixed reduction chunks of the filter gradient: a function of the shapes only, so
+// partial sums and their combine order never depend on the thread count.
+std::int64_t filter_reduction_chunks(std::int64_t pixel_rows, std::int64_t tasks_per_chunk, std::int64_t filter_bytes);
+
+}  // namespace dagrad::cpu

@@ -1,0 +1,6 @@
+// The conv micro-kernels compiled for AVX2 + FMA (8 floats per register, 16 registers).
+#define DAGRAD_ISA_NS avx2
+#define DAGRAD_VL 8
+#define DAGRAD_NV_MAX 2
+#define DAGRAD_ROWS 6
+#include "conv_microkernels.inc"

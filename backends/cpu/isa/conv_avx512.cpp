@@ -1,0 +1,6 @@
+// The conv micro-kernels compiled for AVX-512 (16 floats per register, 32 registers).
+#define DAGRAD_ISA_NS avx512
+#define DAGRAD_VL 16
+#define DAGRAD_NV_MAX 4
+#define DAGRAD_ROWS 6
+#include "conv_microkernels.inc"

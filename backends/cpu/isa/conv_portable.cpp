@@ -1,0 +1,6 @@
+// The conv micro-kernels for any CPU (4-float vectors: SSE2 on every x86-64, NEON elsewhere).
+#define DAGRAD_ISA_NS portable
+#define DAGRAD_VL 4
+#define DAGRAD_NV_MAX 2
+#define DAGRAD_ROWS 4
+#include "conv_microkernels.inc"

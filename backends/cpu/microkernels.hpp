@@ -1,0 +1,25 @@
+// The interface of the per-ISA float32 conv micro-kernels (isa/conv_microkernels.inc) and the
+// run-time choice among them (AVX-512, AVX2+FMA, SSE2), so the library runs on any x86-64.
+#pragma once
+
+namespace dagrad::cpu {
+
+// Register tiles hold at most kMaxRows rows; one call takes at most kMaxTaps filter taps.
+inline constexpr int kMaxRows = 8;
+inline constexpr int kMaxTaps = 64;
+
+struct MicroKernels {
+  int vector_width;  // floats per vector register
+  int tile_rows;     // preferred tile rows (mr) for this ISA's register file
+  // C[r][c_off + 0:n] (+)= sum_{t<taps} sum_{j<len} a[t*mr + r][a_off + j] * b[t][j*ldb + 0:n], r < mr.
+  void (*rows)(int mr, long long n, const float* const* a, long long a_off, const float* const* b, long long taps,
+               long long len, long long ldb, float* const* c, long long c_off, bool accumulate);
+  // d[r*ldd + 0:n] += sum_{p<npix} x[p][c0 + r] * y[p][k0 + 0:n], r < mr.
+  void (*pixels)(int mr, long long n, const float* const* x, long long c0, const float* const* y, long long k0,
+                 long long npix, float* d, long long ldd);
+};
+
+// The best set this CPU supports (checked once).
+const MicroKernels& micro_kernels();
+
+}  // namespace dagrad::cpu

@@ -1,0 +1,19 @@
+// Registration of the CPU backend: oneTBB-parallel, vectorised, deterministic kernels that
+// outrank the reference kernels, so sessions and raw ops pick them unless asked otherwise.
+#pragma once
+
+#include "dagrad/core/kernel_registry.hpp"
+
+namespace dagrad::cpu {
+
+inline constexpr const char* kBackend = "cpu";
+inline constexpr int kPriority = 10;
+
+void register_math_kernels(KernelRegistry& registry);
+void register_array_kernels(KernelRegistry& registry);
+void register_conv2d_kernels(KernelRegistry& registry);
+void register_nn_kernels(KernelRegistry& registry);       // nn_kernels.cpp
+void register_pooling_kernels(KernelRegistry& registry);  // pooling_kernels.cpp
+void register_matmul_kernels(KernelRegistry& registry);   // matmul_kernels.cpp
+
+}  // namespace dagrad::cpu

@@ -1,0 +1,68 @@
+// Device-side element types and conversions shared by the CUDA kernels (nvcc only).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "dagrad/backends/cuda/launch.hpp"
+
+namespace dagrad::cuda {
+
+template <class T> inline constexpr bool is_reduced_v = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+template <class T> inline constexpr bool is_float_v = is_reduced_v<T> || std::is_floating_point_v<T>;
+// float for half/bfloat16, else the type itself.
+template <class T> using acc_t = std::conditional_t<is_reduced_v<T>, float, T>;
+
+template <class T> __device__ __forceinline__ acc_t<T> to_acc(T v) {
+  if constexpr (is_reduced_v<T>) return static_cast<float>(v);
+  else return v;
+}
+template <class T> __device__ __forceinline__ T from_acc(acc_t<T> v) {
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(v);
+  else return v;
+}
+// Integers wrap through the unsigned type of their width (no signed-overflow UB); others are themselves.
+template <class T, bool = std::is_integral_v<T> && !std::is_same_v<T, bool>>
+struct wrap_type { using type = T; };
+template <class T>
+struct wrap_type<T, true> { using type = std::make_unsigned_t<T>; };
+template <class T> using wrap_t = typename wrap_type<T>::type;
+
+// Exact widening to double, then one rounding to T (dagrad::narrow).
+template <class T> __host__ __device__ __forceinline__ double to_double(T v) {
+  if constexpr (is_reduced_v<T>) return static_cast<double>(static_cast<float>(v));
+  else return static_cast<double>(v);
+}
+template <class T> __host__ __device__ __forceinline__ T from_double(double v) {
+  if constexpr (std::is_same_v<T, __half>) return __double2half(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __double2bfloat16(v);
+  else if constexpr (std::is_same_v<T, bool>) return v != 0.0;
+  else return static_cast<T>(v);
+}
+
+// Calls f.template operator()<T>() with the device type of `type`.
+template <class F>
+void visit_elem(ElemType type, F&& f) {
+  switch (type) {
+    case ElemType::Half: return f.template operator()<__half>();
+    case ElemType::BFloat16: return f.template operator()<__nv_bfloat16>();
+    case ElemType::Float32: return f.template operator()<float>();
+    case ElemType::Float64: return f.template operator()<double>();
+    case ElemType::Int32: return f.template operator()<std::int32_t>();
+    case ElemType::Int64: return f.template operator()<std::int64_t>();
+    case ElemType::Bool: return f.template operator()<bool>();
+    case ElemType::Invalid: break;
+  }
+}
+
+// Grid size for a grid-stride loop over `count` elements.
+inline unsigned grid_for(std::int64_t count, int threads) {
+  const std::int64_t blocks = (count + threads - 1) / threads;
+  return static_cast<unsigned>(blocks < 65535 * 8 ? (blocks < 1 ? 1 : blocks) : 65535 * 8);
+}
+
+}  // namespace dagrad::cuda

@@ -1,0 +1,22 @@
+// Registration of the CUDA backend: its device runtime and its kernels (built with DAGRAD_WITH_CUDA).
+#pragma once
+
+#include "dagrad/core/kernel_registry.hpp"
+
+namespace dagrad::cuda {
+
+inline constexpr const char* kBackend = "cuda";
+inline constexpr int kPriority = 10;
+// cuDNN's conv kernels rank above dagrad's own; they honour use_cudnn_on_gpu and fall back to
+// dagrad's kernels where the attribute is false or cuDNN has no deterministic algorithm.
+inline constexpr const char* kCudnnBackend = "cudnn";
+inline constexpr int kCudnnPriority = 20;
+
+// Installs the CUDA DeviceRuntime. Safe without a driver or device: device_count() is then 0.
+void register_cuda_runtime();
+void register_array_kernels(KernelRegistry& registry);
+void register_math_kernels(KernelRegistry& registry);
+void register_state_kernels(KernelRegistry& registry);
+void register_conv2d_kernels(KernelRegistry& registry);
+
+}  // namespace dagrad::cuda

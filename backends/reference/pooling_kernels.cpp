@@ -1,0 +1,105 @@
+// Reference kernels: MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool, AvgPoolGrad. Plain loops
+// over every window; the max of a window is its first maximal element in row-major order (TF's).
+#include <algorithm>
+#include <vector>
+
+#include "dagrad/backends/reference/register.hpp"
+#include "dagrad/ops/pooling_ops.hpp"
+
+namespace dagrad::reference {
+namespace {
+
+constexpr auto kCpu = Device::Kind::CPU;
+const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
+
+// Calls f(out_offset, in_offsets of the window's in-bounds elements) for every output element.
+template <class F>
+void for_each_window(const ops::Pool2DGeometry& geo, F&& f) {
+  std::vector<std::int64_t> window;
+  for (std::int64_t n = 0; n < geo.batch; ++n) {
+    for (std::int64_t orow = 0; orow < geo.out_rows; ++orow) {
+      for (std::int64_t ocol = 0; ocol < geo.out_cols; ++ocol) {
+        const std::int64_t r0 = orow * geo.stride_rows - geo.pad_top, c0 = ocol * geo.stride_cols - geo.pad_left;
+        const std::int64_t r1 = std::min(r0 + geo.window_rows, geo.rows), c1 = std::min(c0 + geo.window_cols, geo.cols);
+        for (std::int64_t d = 0; d < geo.depth; ++d) {
+          window.clear();
+          for (std::int64_t r = std::max<std::int64_t>(r0, 0); r < r1; ++r) {
+            for (std::int64_t col = std::max<std::int64_t>(c0, 0); col < c1; ++col) window.push_back(geo.in_offset(n, r, col, d));
+          }
+          f(geo.out_offset(n, orow, ocol, d), window);
+        }
+      }
+    }
+  }
+}
+
+// The first maximal element of a window (TF's argmax rule: replace only on strictly greater).
+template <class T>
+std::int64_t window_argmax(const T* x, const std::vector<std::int64_t>& window) {
+  std::int64_t best = window.front();
+  for (std::int64_t k : window) {
+    if (widen<T>(x[k]) > widen<T>(x[best])) best = k;
+  }
+  return best;
+}
+
+ops::Pool2DGeometry geometry(KernelContext& c, const Shape& input) { return ops::pool2d_geometry(c.op_name(), c.attrs(), input); }
+
+}  // namespace
+
+void register_pooling_kernels(KernelRegistry& r) {
+  add_kernels(r, "MaxPool", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      const T* x = c.input(0).data<T>();
+      T* y = c.allocate_output(0).data<T>();
+      for_each_window(geometry(c, c.input(0).shape()),
+                      [&](std::int64_t o, const std::vector<std::int64_t>& w) { y[o] = x[window_argmax(x, w)]; });
+    };
+  });
+  add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      const T* x = c.input(0).data<T>();
+      const T* grad = c.input(2).data<T>();
+      Tensor& out = c.allocate_output(0);
+      std::vector<double> acc(static_cast<std::size_t>(out.num_elements()), 0.0);
+      for_each_window(geometry(c, c.input(0).shape()), [&](std::int64_t o, const std::vector<std::int64_t>& w) {
+        acc[static_cast<std::size_t>(window_argmax(x, w))] += widen<T>(grad[o]);
+      });
+      for (std::size_t i = 0; i < acc.size(); ++i) out.data<T>()[i] = narrow<T>(acc[i]);
+    };
+  });
+  add_kernels(r, "MaxPoolGradGrad", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      const T* x = c.input(0).data<T>();
+      const T* grad = c.input(2).data<T>();
+      T* y = c.allocate_output(0).data<T>();
+      for_each_window(geometry(c, c.input(0).shape()),
+                      [&](std::int64_t o, const std::vector<std::int64_t>& w) { y[o] = grad[window_argmax(x, w)]; });
+    };
+  });
+  add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      const T* x = c.input(0).data<T>();
+      T* y = c.allocate_output(0).data<T>();
+      for_each_window(geometry(c, c.input(0).shape()), [&](std::int64_t o, const std::vector<std::int64_t>& w) {
+        double sum = 0;
+        for (std::int64_t k : w) sum += widen<T>(x[k]);
+        y[o] = narrow<T>(sum / static_cast<double>(w.size()));
+      });
+    };
+  });
+  add_kernels(r, "AvgPoolGrad", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      const T* grad = c.input(1).data<T>();
+      Tensor& out = c.allocate_output(0);
+      std::vector<double> acc(static_cast<std::size_t>(out.num_elements()), 0.0);
+      for_each_window(geometry(c, out.shape()), [&](std::int64_t o, const std::vector<std::int64_t>& w) {
+        const double share = widen<T>(grad[o]) / static_cast<double>(w.size());
+        for (std::int64_t k : w) acc[static_cast<std::size_t>(k)] += share;
+      });
+      for (std::size_t i = 0; i < acc.size(); ++i) out.data<T>()[i] = narrow<T>(acc[i]);
+    };
+  });
+}
+
+}  // namespace dagrad::reference

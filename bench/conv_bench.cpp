@@ -1,0 +1,217 @@
+// dagrad vs oneDNN on the conv shapes of issue 5, in one process: NHWC activations in and HWIO
+// filter gradients out, oneDNN's reorders from and to those layouts included in its time.
+//   dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] [--threads 1,2] [--repeat N]
+// Prints one table row per shape and thread count: median ms of each, GFLOP/s, ratio
+// (oneDNN time / dagrad time: > 1 means dagrad is faster), then the geometric mean of the ratios.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "dagrad/dagrad.hpp"
+#include "dagrad/ops/conv_geometry.hpp"
+
+namespace {
+
+using i64 = std::int64_t;
+
+struct Case {
+  i64 n, hw, c, k, kernel, stride;
+  const char* padding;
+  i64 dilation;
+};
+
+// (N, H=W, C, K, kernel, stride, padding, dilation) from the issue.
+const Case kCases[] = {{32, 28, 1, 32, 3, 1, "SAME", 1},    {32, 14, 32, 64, 3, 1, "SAME", 1},
+                       {16, 56, 64, 64, 3, 1, "SAME", 1},   {16, 28, 128, 128, 3, 1, "SAME", 1},
+                       {16, 14, 256, 256, 3, 1, "SAME", 1}, {16, 56, 64, 256, 1, 1, "VALID", 1},
+                       {16, 56, 128, 128, 3, 2, "SAME", 1}, {8, 224, 3, 64, 7, 2, "SAME", 1},
+                       {16, 28, 64, 64, 3, 1, "SAME", 2}};
+
+double median_ms(const std::function<void()>& body, int repeat) {
+  body();  // warm-up: first touches, primitive caches
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    body();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+dagrad::Tensor random_tensor(std::vector<i64> dims, dagrad::DType dtype, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  i64 count = 1;
+  for (i64 d : dims) count *= d;
+  std::vector<float> v(static_cast<std::size_t>(count));
+  for (auto& e : v) e = u(rng);
+  return dagrad::Tensor::from_values<float>(dagrad::Shape(dims), std::span<const float>(v)).cast(dtype);
+}
+
+struct Row {
+  double dagrad_ms, onednn_ms, max_rel_diff, flops;
+};
+
+Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, int repeat) {
+  using namespace dnnl;
+  dagrad::ops::Conv2DAttrs attrs;
+  attrs.padding = std::string(cs.padding) == "SAME" ? dagrad::ops::Padding::Same : dagrad::ops::Padding::Valid;
+  attrs.stride_rows = attrs.stride_cols = cs.stride;
+  attrs.dilation_rows = attrs.dilation_cols = cs.dilation;
+  const auto g = dagrad::ops::conv2d_geometry("bench", attrs, dagrad::Shape{cs.n, cs.hw, cs.hw, cs.c},
+                                              dagrad::Shape{cs.kernel, cs.kernel, cs.c, cs.k});
+  const dagrad::Tensor x = random_tensor({g.batch, g.in_rows, g.in_cols, g.in_depth}, dtype, 1);
+  const dagrad::Tensor f = random_tensor({g.filter_rows, g.filter_cols, g.in_depth, g.out_depth}, dtype, 2);
+  const dagrad::Tensor dy = random_tensor({g.batch, g.out_rows, g.out_cols, g.out_depth}, dtype, 3);
+  const dagrad::AttrMap dattrs = {{"strides", std::vector<i64>{1, cs.stride, cs.stride, 1}},
+                                  {"padding", std::string(cs.padding)},
+                                  {"dilations", std::vector<i64>{1, cs.dilation, cs.dilation, 1}}};
+  dagrad::Tensor ours;
+  std::function<void()> dagrad_call;
+  if (op == "filter") dagrad_call = [&] { ours = dagrad::run_op("Conv2DBackpropFilterV2", {x, f, dy}, dattrs)[0]; };
+  else if (op == "input") dagrad_call = [&] { ours = dagrad::run_op("Conv2DBackpropInputV2", {x, f, dy}, dattrs)[0]; };
+  else dagrad_call = [&] { ours = dagrad::run_op("Conv2D", {x, f}, dattrs)[0]; };
+  const double dagrad_ms = median_ms(dagrad_call, repeat);
+
+  engine eng(engine::kind::cpu, 0);
+  stream strm(eng);
+  const auto dt = dtype == dagrad::DType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const memory::dims src_dims = {g.batch, g.in_depth, g.in_rows, g.in_cols};
+  const memory::dims wei_dims = {g.out_depth, g.in_depth, g.filter_rows, g.filter_cols};
+  const memory::dims dst_dims = {g.batch, g.out_depth, g.out_rows, g.out_cols};
+  const memory::dims strides = {g.stride_rows, g.stride_cols};
+  const memory::dims dil = {g.dilation_rows - 1, g.dilation_cols - 1};  // oneDNN counts the gaps
+  const memory::dims pad_l = {g.pad_top, g.pad_left}, pad_r = {g.pad_bottom, g.pad_right};
+  const memory::desc src_any(src_dims, dt, memory::format_tag::any), wei_any(wei_dims, dt, memory::format_tag::any),
+      dst_any(dst_dims, dt, memory::format_tag::any);
+  const auto fwd_pd = convolution_forward::primitive_desc(
+      convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, src_any, wei_any, dst_any,
+                                strides, dil, pad_l, pad_r),
+      eng);
+  // User memories in dagrad's layouts, wrapping dagrad's tensors (outputs get their own).
+  dagrad::Tensor theirs = dagrad::Tensor::zeros(dtype, ours.shape());
+  auto user = [&](const memory::dims& dims, memory::format_tag tag, const dagrad::Tensor& t) {
+    return memory({dims, dt, tag}, eng, const_cast<void*>(t.raw_data()));
+  };
+  const memory src_u = user(src_dims, memory::format_tag::nhwc, op == "input" ? theirs : x);
+  const memory wei_u = user(wei_dims, memory::format_tag::hwio, op == "filter" ? theirs : f);
+  const memory dst_u = user(dst_dims, memory::format_tag::nhwc, op == "forward" ? theirs : dy);
+  // Inputs are reordered to the primitive's layouts before, outputs back after, every run.
+  std::function<void()> onednn_call;
+  auto staged = [&](const memory::desc& want, const memory& u) { return want == u.get_desc() ? u : memory(want, eng); };
+  if (op == "filter") {
+    const auto pd = convolution_backward_weights::primitive_desc(
+        convolution_backward_weights::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil,
+                                           pad_l, pad_r),
+        eng, fwd_pd);
+    const memory src = staged(pd.src_desc(), src_u), ddst = staged(pd.diff_dst_desc(), dst_u),
+                 dwei = staged(pd.diff_weights_desc(), wei_u);
+    onednn_call = [=, &strm]() {
+      if (src != src_u) reorder(src_u, src).execute(strm, src_u, src);
+      if (ddst != dst_u) reorder(dst_u, ddst).execute(strm, dst_u, ddst);
+      convolution_backward_weights(pd).execute(
+          strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, dwei}});
+      if (dwei != wei_u) reorder(dwei, wei_u).execute(strm, dwei, wei_u);
+      strm.wait();
+    };
+  } else if (op == "input") {
+    const auto pd = convolution_backward_data::primitive_desc(
+        convolution_backward_data::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil, pad_l,
+                                        pad_r),
+        eng, fwd_pd);
+    const memory dsrc = staged(pd.diff_src_desc(), src_u), wei = staged(pd.weights_desc(), wei_u),
+                 ddst = staged(pd.diff_dst_desc(), dst_u);
+    onednn_call = [=, &strm]() {
+      if (wei != wei_u) reorder(wei_u, wei).execute(strm, wei_u, wei);
+      if (ddst != dst_u) reorder(dst_u, ddst).execute(strm, dst_u, ddst);
+      convolution_backward_data(pd).execute(strm, {{DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_DST, ddst}});
+      if (dsrc != src_u) reorder(dsrc, src_u).execute(strm, dsrc, src_u);
+      strm.wait();
+    };
+  } else {
+    const memory src = staged(fwd_pd.src_desc(), src_u), wei = staged(fwd_pd.weights_desc(), wei_u),
+                 dst = staged(fwd_pd.dst_desc(), dst_u);
+    onednn_call = [=, &strm]() {
+      if (src != src_u) reorder(src_u, src).execute(strm, src_u, src);
+      if (wei != wei_u) reorder(wei_u, wei).execute(strm, wei_u, wei);
+      convolution_forward(fwd_pd).execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+      if (dst != dst_u) reorder(dst, dst_u).execute(strm, dst, dst_u);
+      strm.wait();
+    };
+  }
+  const double onednn_ms = median_ms(onednn_call, repeat);
+  // The two results must agree, or the timing compares different work.
+  double worst = 0, scale = 0;
+  for (i64 i = 0; i < ours.num_elements(); ++i) {
+    worst = std::max(worst, std::abs(ours.value_as_double(i) - theirs.value_as_double(i)));
+    scale = std::max(scale, std::abs(theirs.value_as_double(i)));
+  }
+  return {dagrad_ms, onednn_ms, scale > 0 ? worst / scale : worst, g.flops()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string op = "filter", dtype_name = "float", threads_list = "1,2";
+  int repeat = 10;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--op") op = value;
+    else if (flag == "--dtype") dtype_name = value;
+    else if (flag == "--threads") threads_list = value;
+    else if (flag == "--repeat") repeat = std::max(1, std::atoi(value.c_str()));
+    else {
+      std::fprintf(stderr, "usage: dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] [--threads 1,2] [--repeat N]\n");
+      return 2;
+    }
+  }
+  if (op != "filter" && op != "input" && op != "forward") {
+    std::fprintf(stderr, "--op must be filter, input or forward\n");
+    return 2;
+  }
+  try {
+    const dagrad::DType dtype = dagrad::parse_dtype(dtype_name);
+    std::vector<int> threads;
+    for (std::size_t pos = 0; pos < threads_list.size();) {
+      const std::size_t comma = std::min(threads_list.find(',', pos), threads_list.size());
+      threads.push_back(std::atoi(threads_list.substr(pos, comma - pos).c_str()));
+      pos = comma + 1;
+    }
+    std::printf("op=%s dtype=%s repeat=%d (median ms; ratio = oneDNN ms / dagrad ms)\n", op.c_str(), dtype_name.c_str(), repeat);
+    std::printf("%-34s %3s %10s %10s %9s %9s %7s %9s\n", "shape N,HW,C,K,k,s,pad,dil", "thr", "dagrad_ms", "onednn_ms",
+                "dagrad_GF", "onednn_GF", "ratio", "rel_diff");
+    for (int t : threads) {
+      dagrad::set_num_threads(t);
+      omp_set_num_threads(t);
+      double log_sum = 0;
+      for (const Case& cs : kCases) {
+        const Row r = run_case(cs, op, dtype, repeat);
+        const double gf_flops = r.flops;
+        char shape[64];
+        std::snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)cs.n, (long long)cs.hw,
+                      (long long)cs.c, (long long)cs.k, (long long)cs.kernel, (long long)cs.stride, cs.padding,
+                      (long long)cs.dilation);
+        std::printf("%-34s %3d %10.3f %10.3f %9.1f %9.1f %7.2f %9.1e\n", shape, t, r.dagrad_ms, r.onednn_ms,
+                    gf_flops / (r.dagrad_ms * 1e6), gf_flops / (r.onednn_ms * 1e6), r.onednn_ms / r.dagrad_ms,
+                    r.max_rel_diff);
+        log_sum += std::log(r.onednn_ms / r.dagrad_ms);
+      }
+      std::printf("geometric mean ratio at %d thread(s): %.3f\n", t, std::exp(log_sum / std::size(kCases)));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,280 @@
+// Conv2D geometry with TF's semantics: attribute parsing, output sizes, padding amounts, and the
+// shape checks shared by Conv2D and its two backprop ops. Arithmetic on user-supplied sizes runs
+// in 128 bits, so huge strides, dilations, paddings or dims give an error or an exact result,
+// never a wrapped int64.
+#include "dagrad/ops/conv_geometry.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "dagrad/core/error.hpp"
+
+namespace dagrad::ops {
+namespace {
+
+using Wide = __int128;
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+
+std::string list_to_string(const std::vector<std::int64_t>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+// Positions of H, W, N and C in a 4-element list ordered by data_format.
+struct Axes {
+  int n, h, w, c;
+};
+Axes axes_of(DataFormat f) { return f == DataFormat::NHWC ? Axes{0, 1, 2, 3} : Axes{0, 2, 3, 1}; }
+
+// Output size of one spatial dimension, or -1 when the input or filter size is unknown.
+std::int64_t spatial_output(std::string_view op, const char* dim_name, std::int64_t in, std::int64_t filter,
+                            std::int64_t dilation, std::int64_t stride, Padding padding, std::int64_t* before,
+                            std::int64_t* after) {
+  if (in < 0 || filter < 0) {
+    if (padding == Padding::Same) *before = *after = Shape::kUnknown;
+    return Shape::kUnknown;
+  }
+  try {
+    return windowed_output_size(in, filter, dilation, stride, padding, before, after);
+  } catch (const Error& e) {
+    fail(e.code(), op, ": ", dim_name, ": ", e.what());
+  }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> Conv2DGeometry::input_dims() const {
+  if (data_format == DataFormat::NHWC) return {batch, in_rows, in_cols, in_depth};
+  return {batch, in_depth, in_rows, in_cols};
+}
+
+std::vector<std::int64_t> Conv2DGeometry::output_dims() const {
+  if (data_format == DataFormat::NHWC) return {batch, out_rows, out_cols, out_depth};
+  return {batch, out_depth, out_rows, out_cols};
+}
+
+std::vector<std::int64_t> Conv2DGeometry::filter_dims() const {
+  return {filter_rows, filter_cols, filter_in_depth, out_depth};
+}
+
+double Conv2DGeometry::flops() const {
+  return 2.0 * static_cast<double>(batch) * static_cast<double>(out_rows) * static_cast<double>(out_cols) *
+         static_cast<double>(filter_rows) * static_cast<double>(filter_cols) *
+         static_cast<double>(filter_in_depth) * static_cast<double>(out_depth);
+}
+
+Conv2DAttrs parse_conv2d_attrs(std::string_view op, const AttrMap& attrs) {
+  Conv2DAttrs a;
+  const auto& format = get_attr<std::string>(attrs, "data_format");
+  if (format == "NHWC") a.data_format = DataFormat::NHWC;
+  else if (format == "NCHW") a.data_format = DataFormat::NCHW;
+  else invalid_argument(op, ": Invalid data format: '", format, "'; expected NHWC or NCHW");
+  const Axes ax = axes_of(a.data_format);
+
+  const auto& strides = get_attr<std::vector<std::int64_t>>(attrs, "strides");
+  DAGRAD_REQUIRE(strides.size() == 4, op, ": Sliding window strides field must specify 4 dimensions, got strides = ",
+                 list_to_string(strides));
+  DAGRAD_REQUIRE(strides[ax.n] == 1 && strides[ax.c] == 1, op,
+                 ": Current implementation does not yet support strides in the batch and depth dimensions. strides = ",
+                 list_to_string(strides), ", data_format = ", format);
+  a.stride_rows = strides[ax.h];
+  a.stride_cols = strides[ax.w];
+  DAGRAD_REQUIRE(a.stride_rows > 0 && a.stride_cols > 0, op,
+                 ": Row and column strides should be larger than 0. strides = ", list_to_string(strides));
+
+  const auto& dilations = get_attr<std::vector<std::int64_t>>(attrs, "dilations");
+  DAGRAD_REQUIRE(dilations.size() == 4, op,
+                 ": Sliding window dilations field must specify 4 dimensions, got dilations = ",
+                 list_to_string(dilations));
+  DAGRAD_REQUIRE(dilations[ax.n] == 1 && dilations[ax.c] == 1, op,
+                 ": Current implementation does not yet support dilations in the batch and depth dimensions. "
+                 "dilations = ",
+                 list_to_string(dilations), ", data_format = ", format);
+  a.dilation_rows = dilations[ax.h];
+  a.dilation_cols = dilations[ax.w];
+  DAGRAD_REQUIRE(a.dilation_rows > 0 && a.dilation_cols > 0, op,
+                 ": Dilated rates should be larger than 0. dilations = ", list_to_string(dilations));
+
+  const auto& padding = get_attr<std::string>(attrs, "padding");
+  if (padding == "SAME") a.padding = Padding::Same;
+  else if (padding == "VALID") a.padding = Padding::Valid;
+  else if (padding == "EXPLICIT") a.padding = Padding::Explicit;
+  else invalid_argument(op, ": Invalid padding: '", padding, "'; expected SAME, VALID or EXPLICIT");
+
+  // TF's CheckValidPadding, in its order.
+  const auto& explicit_paddings = get_attr<std::vector<std::int64_t>>(attrs, "explicit_paddings");
+  if (a.padding == Padding::Explicit) {
+    DAGRAD_REQUIRE(explicit_paddings.size() == 8, op, ": explicit_paddings attribute must contain 8 values, but got: ",
+                   explicit_paddings.size());
+    for (auto p : explicit_paddings) {
+      DAGRAD_REQUIRE(p >= 0, op, ": All elements of explicit_paddings must be nonnegative, got explicit_paddings = ",
+                     list_to_string(explicit_paddings));
+    }
+    const auto at = [&](int axis, int side) { return explicit_paddings[static_cast<std::size_t>(2 * axis + side)]; };
+    DAGRAD_REQUIRE(at(ax.n, 0) == 0 && at(ax.n, 1) == 0 && at(ax.c, 0) == 0 && at(ax.c, 1) == 0, op,
+                   ": Nonzero explicit padding in the batch or depth dimensions is not supported, got "
+                   "explicit_paddings = ",
+                   list_to_string(explicit_paddings), ", data_format = ", format);
+    a.pad_top = at(ax.h, 0);
+    a.pad_bottom = at(ax.h, 1);
+    a.pad_left = at(ax.w, 0);
+    a.pad_right = at(ax.w, 1);
+  } else {
+    DAGRAD_REQUIRE(explicit_paddings.empty(), op,
+                   ": explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT, got "
+                   "explicit_paddings = ",
+                   list_to_string(explicit_paddings), " with padding = ", padding);
+  }
+  return a;
+}
+
+std::int64_t windowed_output_size(std::int64_t in, std::int64_t filter, std::int64_t dilation, std::int64_t stride,
+                                  Padding padding, std::int64_t* pad_before, std::int64_t* pad_after) {
+  DAGRAD_REQUIRE(stride > 0, "Stride must be > 0, but got ", stride);
+  DAGRAD_REQUIRE(dilation >= 1, "Dilation rate must be >= 1, but got ", dilation);
+  DAGRAD_REQUIRE(in >= 0 && filter >= 0, "input size ", in, " and filter size ", filter, " must be non-negative");
+  const Wide eff = static_cast<Wide>(filter - 1) * dilation + 1;
+  // A filter of size 0 has eff = 1 - dilation <= 0; TF allows it, and so does the arithmetic.
+  DAGRAD_REQUIRE(eff <= kMax, "effective filter size (", filter, " - 1) * ", dilation, " + 1 overflows int64");
+  // Kernels compute o * stride + k * dilation for in-range o and k; that sum never exceeds
+  // in + pad_before + pad_after - 1, so bounding the padded size by int64 makes it overflow-free.
+  const auto padded_ok = [&](Wide before, Wide after) {
+    DAGRAD_REQUIRE(static_cast<Wide>(in) + before + after <= kMax, "padded input size ", in, " + ",
+                   static_cast<std::int64_t>(before), " + ", static_cast<std::int64_t>(after), " overflows int64");
+  };
+  Wide out = 0;
+  switch (padding) {
+    case Padding::Valid:
+      out = (static_cast<Wide>(in) - eff + stride) / stride;
+      *pad_before = *pad_after = 0;
+      break;
+    case Padding::Explicit:
+      DAGRAD_REQUIRE(*pad_before >= 0 && *pad_after >= 0, "explicit paddings must be nonnegative, got ", *pad_before,
+                     " and ", *pad_after);
+      padded_ok(*pad_before, *pad_after);
+      out = (static_cast<Wide>(in) + *pad_before + *pad_after - eff + stride) / stride;
+      break;
+    case Padding::Same: {
+      out = (static_cast<Wide>(in) + stride - 1) / stride;
+      const Wide need = std::max<Wide>(0, (out - 1) * stride + eff - in);
+      padded_ok(need, 0);
+      // For odd totals the extra unit goes after (bottom/right), as in TF.
+      *pad_before = static_cast<std::int64_t>(need / 2);
+      *pad_after = static_cast<std::int64_t>(need - need / 2);
+      break;
+    }
+  }
+  if (out < 0) {
+    invalid_argument("Computed output size would be negative: ", static_cast<std::int64_t>(out),
+                     " [input_size: ", in, ", effective_filter_size: ", static_cast<std::int64_t>(eff),
+                     ", stride: ", stride, "]");
+  }
+  DAGRAD_REQUIRE(out <= kMax, "output size overflows int64 [input_size: ", in, ", stride: ", stride, "]");
+  return static_cast<std::int64_t>(out);
+}
+
+Conv2DGeometry conv2d_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input,
+                               const Shape& filter) {
+  DAGRAD_REQUIRE(input.rank() == 4, op, ": input must be 4-dimensional, got shape ", input.to_string());
+  DAGRAD_REQUIRE(filter.rank() == 4, op, ": filter must be 4-dimensional, got shape ", filter.to_string());
+  for (int i = 0; i < 4; ++i) {
+    DAGRAD_REQUIRE(input[i] >= -1 && filter[i] >= -1, op, ": invalid shapes: input ", input.to_string(), ", filter ",
+                   filter.to_string());
+  }
+  Conv2DGeometry g;
+  g.data_format = attrs.data_format;
+  const Axes ax = axes_of(attrs.data_format);
+  g.batch = input[ax.n];
+  g.in_rows = input[ax.h];
+  g.in_cols = input[ax.w];
+  g.in_depth = input[ax.c];
+  g.filter_rows = filter[0];
+  g.filter_cols = filter[1];
+  g.filter_in_depth = filter[2];
+  g.out_depth = filter[3];
+  g.stride_rows = attrs.stride_rows;
+  g.stride_cols = attrs.stride_cols;
+  g.dilation_rows = attrs.dilation_rows;
+  g.dilation_cols = attrs.dilation_cols;
+
+  // Grouped convolution: in_depth = groups * filter_in_depth, out_depth divisible by groups.
+  // groups stays -1 while either depth is unknown.
+  g.groups = Shape::kUnknown;
+  if (g.filter_in_depth == 0) {
+    invalid_argument(op, ": filter depth must be stricly positive, got ", g.filter_in_depth, " (filter shape ",
+                     filter.to_string(), ")");
+  }
+  if (g.in_depth >= 0 && g.filter_in_depth > 0) {
+    DAGRAD_REQUIRE(g.in_depth % g.filter_in_depth == 0, op,
+                   ": input depth must be evenly divisible by filter depth: ", g.in_depth, " vs ", g.filter_in_depth);
+    g.groups = g.in_depth / g.filter_in_depth;
+    DAGRAD_REQUIRE(g.groups > 0, op, ": input depth must be evenly divisible by filter depth: ", g.in_depth, " vs ",
+                   g.filter_in_depth, " (an input depth of 0 gives 0 groups)");
+    if (g.out_depth >= 0) {
+      DAGRAD_REQUIRE(g.out_depth % g.groups == 0, op, ": Depth of output (", g.out_depth,
+                     ") is not a multiple of the number of groups (", g.groups, ")");
+    }
+  }
+
+  g.pad_top = attrs.pad_top;
+  g.pad_bottom = attrs.pad_bottom;
+  g.pad_left = attrs.pad_left;
+  g.pad_right = attrs.pad_right;
+  g.out_rows = spatial_output(op, "rows", g.in_rows, g.filter_rows, g.dilation_rows, g.stride_rows, attrs.padding,
+                              &g.pad_top, &g.pad_bottom);
+  g.out_cols = spatial_output(op, "cols", g.in_cols, g.filter_cols, g.dilation_cols, g.stride_cols, attrs.padding,
+                              &g.pad_left, &g.pad_right);
+  return g;
+}
+
+void check_conv2d_out_backprop(std::string_view op, const Conv2DGeometry& g, const Shape& out_backprop) {
+  DAGRAD_REQUIRE(out_backprop.rank() == 4, op, ": out_backprop must be 4-dimensional, got shape ",
+                 out_backprop.to_string());
+  const Axes ax = axes_of(g.data_format);
+  const auto known_and_differ = [](std::int64_t a, std::int64_t b) { return a >= 0 && b >= 0 && a != b; };
+  if (known_and_differ(g.batch, out_backprop[ax.n])) {
+    invalid_argument(op, ": input and out_backprop must have the same batch size. Input batch: ", g.batch,
+                     ", outbackprop batch: ", out_backprop[ax.n], ", batch_dim: ", ax.n);
+  }
+  if (known_and_differ(g.out_depth, out_backprop[ax.c])) {
+    invalid_argument(op, ": filter and out_backprop must have the same out_depth, got filter out_depth ", g.out_depth,
+                     " and out_backprop depth ", out_backprop[ax.c]);
+  }
+  const struct {
+    int dim;
+    std::int64_t in, filter, computed, stride, dilation;
+  } spatial[] = {{ax.h, g.in_rows, g.filter_rows, g.out_rows, g.stride_rows, g.dilation_rows},
+                 {ax.w, g.in_cols, g.filter_cols, g.out_cols, g.stride_cols, g.dilation_cols}};
+  for (const auto& s : spatial) {
+    const std::int64_t actual = out_backprop[s.dim];
+    if (known_and_differ(actual, s.computed)) {
+      invalid_argument(op, ": Size of out_backprop doesn't match computed: actual = ", actual,
+                       ", computed = ", s.computed, " spatial_dim: ", s.dim, " input: ", s.in, " filter: ", s.filter,
+                       " output: ", actual, " stride: ", s.stride, " dilation: ", s.dilation);
+    }
+  }
+}
+
+Conv2DGeometry conv2d_backprop_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input,
+                                        const Shape& filter, const Shape& out_backprop) {
+  // TF checks the ranks in this order: input, filter, out_backprop.
+  DAGRAD_REQUIRE(input.rank() == 4, op, ": input must be 4-dimensional, got shape ", input.to_string());
+  DAGRAD_REQUIRE(filter.rank() == 4, op, ": filter must be 4-dimensional, got shape ", filter.to_string());
+  DAGRAD_REQUIRE(out_backprop.rank() == 4, op, ": out_backprop must be 4-dimensional, got shape ",
+                 out_backprop.to_string());
+  for (int i = 0; i < 4; ++i) {
+    DAGRAD_REQUIRE(out_backprop[i] >= -1, op, ": invalid out_backprop shape ", out_backprop.to_string());
+  }
+  Conv2DGeometry g = conv2d_geometry(op, attrs, input, filter);
+  check_conv2d_out_backprop(op, g, out_backprop);
+  // Where the forward output size is unknown, out_backprop may tell it.
+  const Axes ax = axes_of(g.data_format);
+  if (g.batch < 0) g.batch = out_backprop[ax.n];
+  if (g.out_rows < 0) g.out_rows = out_backprop[ax.h];
+  if (g.out_cols < 0) g.out_cols = out_backprop[ax.w];
+  if (g.out_depth < 0) g.out_depth = out_backprop[ax.c];
+  return g;
+}
+
+}  // namespace dagrad::ops

@@ -1,0 +1,99 @@
+// Layers and seeded variable initialisers built from ordinary graph nodes.
+#include "dagrad/ops/layers.hpp"
+
+#include <cmath>
+
+#include "dagrad/core/random.hpp"
+#include "dagrad/ops/array_ops.hpp"
+#include "dagrad/ops/conv2d.hpp"
+#include "dagrad/ops/matrix_ops.hpp"
+#include "dagrad/ops/nn_ops.hpp"
+#include "dagrad/ops/pooling_ops.hpp"
+#include "dagrad/ops/shape_ops.hpp"
+#include "dagrad/ops/state_ops.hpp"
+
+namespace dagrad::layers {
+
+Tensor glorot_uniform(const Shape& shape, std::int64_t fan_in, std::int64_t fan_out, std::uint64_t seed, DType dtype) {
+  if (fan_in <= 0 || fan_out <= 0) invalid_argument("glorot_uniform: fan_in and fan_out must be positive, got ", fan_in, " and ", fan_out);
+  if (dtype != DType::Float32 && dtype != DType::Float64) invalid_argument("glorot_uniform: dtype must be float or double, got ", dtype_name(dtype));
+  const double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
+  Tensor t = Tensor::empty(dtype, shape);
+  SplitMix64 rng(seed);
+  for (std::int64_t i = 0; i < t.num_elements(); ++i) {
+    const double v = limit * (2 * rng.uniform() - 1);
+    if (dtype == DType::Float32) t.data<float>()[i] = static_cast<float>(v);
+    else t.data<double>()[i] = v;
+  }
+  return t;
+}
+
+Output VariableSet::create(Graph& g, std::string_view name, Tensor initial, bool trainable) {
+  Output var = ops::variable(g, initial.shape(), initial.dtype(), name);
+  if (var.op().name != name) invalid_argument("VariableSet: a node named '", name, "' already exists");
+  initial_values_.push_back(ops::constant(g, std::move(initial), str_cat(name, "/initial_value")));
+  all_.push_back(var);
+  if (trainable) trainable_.push_back(var);
+  return var;
+}
+
+Output VariableSet::create_glorot(Graph& g, std::string_view name, const Shape& shape, std::int64_t fan_in,
+                                  std::int64_t fan_out, DType dtype) {
+  // One stream per variable: adding a layer later does not change the earlier layers' values.
+  SplitMix64 stream(seed_, all_.size());
+  return create(g, name, glorot_uniform(shape, fan_in, fan_out, stream.next(), dtype));
+}
+
+Output VariableSet::create_zeros(Graph& g, std::string_view name, const Shape& shape, DType dtype, bool trainable) {
+  return create(g, name, Tensor::zeros(dtype, shape), trainable);
+}
+
+const Node& VariableSet::initializer(Graph& g, std::string_view name) {
+  std::vector<const Node*> assigns;
+  for (std::size_t i = 0; i < all_.size(); ++i) {
+    assigns.push_back(&ops::assign(g, all_[i], initial_values_[i], true, str_cat(all_[i].op().name, "/Assign")).op());
+  }
+  return ops::group(g, assigns, name);
+}
+
+Output Layers::conv2d(Output x, std::string_view name, std::int64_t filters, std::int64_t kernel_size,
+                      std::int64_t stride, std::string_view padding, bool relu) {
+  if (x.shape().rank() != 4 || x.shape()[3] < 0) {
+    invalid_argument("Layers::conv2d '", name, "': input must be NHWC with a known channel count, got ", x.shape().to_string());
+  }
+  const std::int64_t in = x.shape()[3], taps = kernel_size * kernel_size;
+  Output kernel = vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{kernel_size, kernel_size, in, filters},
+                                       taps * in, taps * filters, x.dtype());
+  Output bias = vars_->create_zeros(*g_, str_cat(name, "/bias"), Shape{filters}, x.dtype());
+  Output y = ops::conv2d(*g_, x, kernel,
+                         {.strides = {1, stride, stride, 1}, .padding = std::string(padding), .name = str_cat(name, "/Conv2D")});
+  y = ops::bias_add(*g_, y, bias, "NHWC", str_cat(name, "/BiasAdd"));
+  return relu ? ops::relu(*g_, y, str_cat(name, "/Relu")) : y;
+}
+
+Output Layers::max_pool(Output x, std::int64_t size, std::int64_t stride, std::string_view padding) {
+  return ops::max_pool(*g_, x, {.ksize = {1, size, size, 1}, .strides = {1, stride, stride, 1}, .padding = std::string(padding)});
+}
+
+Output Layers::flatten(Output x) {
+  std::int64_t features = 1;
+  for (int i = 1; i < x.shape().rank(); ++i) {
+    if (x.shape()[i] < 0) invalid_argument("Layers::flatten: dims after the batch must be known, got ", x.shape().to_string());
+    features *= x.shape()[i];
+  }
+  return ops::reshape(*g_, x, std::vector<std::int64_t>{-1, features});
+}
+
+Output Layers::dense(Output x, std::string_view name, std::int64_t units, bool relu) {
+  if (x.shape().rank() != 2 || x.shape()[1] < 0) {
+    invalid_argument("Layers::dense '", name, "': input must be [batch, features] with known features, got ", x.shape().to_string());
+  }
+  const std::int64_t in = x.shape()[1];
+  Output kernel = vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{in, units}, in, units, x.dtype());
+  Output bias = vars_->create_zeros(*g_, str_cat(name, "/bias"), Shape{units}, x.dtype());
+  Output y = ops::bias_add(*g_, ops::mat_mul(*g_, x, kernel, false, false, str_cat(name, "/MatMul")), bias, "NHWC",
+                           str_cat(name, "/BiasAdd"));
+  return relu ? ops::relu(*g_, y, str_cat(name, "/Relu")) : y;
+}
+
+}  // namespace dagrad::layers

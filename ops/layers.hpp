@@ -1,0 +1,62 @@
+// A thin layer helper over the raw graph API, so a model reads like a model (conv2d + bias +
+// relu, max_pool, flatten, dense) while every node stays a plain graph node. Variables get
+// seeded initial values (Glorot uniform or zeros) and one initializer node assigns them all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dagrad/core/graph.hpp"
+
+namespace dagrad::layers {
+
+// Glorot (Xavier) uniform: U(-l, l) with l = sqrt(6 / (fan_in + fan_out)); float32 or float64.
+Tensor glorot_uniform(const Shape& shape, std::int64_t fan_in, std::int64_t fan_out, std::uint64_t seed,
+                      DType dtype = DType::Float32);
+
+// The variables of a model, each with its initial value.
+class VariableSet {
+ public:
+  explicit VariableSet(std::uint64_t seed) : seed_(seed) {}
+
+  // A VariableV2 node named `name` whose initial value is `initial`. Trainable variables are
+  // the ones an optimiser updates; slots and counters are not.
+  Output create(Graph& g, std::string_view name, Tensor initial, bool trainable = true);
+  // Glorot-uniform initial value from the set's seed and the variable's position in the set.
+  Output create_glorot(Graph& g, std::string_view name, const Shape& shape, std::int64_t fan_in,
+                       std::int64_t fan_out, DType dtype = DType::Float32);
+  Output create_zeros(Graph& g, std::string_view name, const Shape& shape, DType dtype = DType::Float32,
+                      bool trainable = true);
+
+  const std::vector<Output>& trainable() const { return trainable_; }
+  const std::vector<Output>& all() const { return all_; }
+  // A NoOp depending on one Assign(variable, Const(initial)) per variable created so far.
+  const Node& initializer(Graph& g, std::string_view name = "init");
+
+ private:
+  std::uint64_t seed_;
+  std::vector<Output> all_, trainable_, initial_values_;
+};
+
+// Builds layers into a graph; float32, NHWC.
+class Layers {
+ public:
+  Layers(Graph& g, VariableSet& variables) : g_(&g), vars_(&variables) {}
+
+  // conv (HWIO kernel, Glorot) + bias (zeros) [+ relu]; variables NAME/kernel and NAME/bias.
+  Output conv2d(Output x, std::string_view name, std::int64_t filters, std::int64_t kernel_size,
+                std::int64_t stride = 1, std::string_view padding = "SAME", bool relu = true);
+  Output max_pool(Output x, std::int64_t size = 2, std::int64_t stride = 2, std::string_view padding = "VALID");
+  // [batch, ...] -> [batch, product of the rest].
+  Output flatten(Output x);
+  // x @ kernel + bias [+ relu]; variables NAME/kernel and NAME/bias.
+  Output dense(Output x, std::string_view name, std::int64_t units, bool relu = false);
+
+ private:
+  Graph* g_;
+  VariableSet* vars_;
+};
+
+}  // namespace dagrad::layers

@@ -1,0 +1,32 @@
+// Graph builders for BiasAdd, BiasAddGrad, Relu, ReluGrad, Softmax, LogSoftmax and the two
+// softmax cross-entropy losses (TF's names, attributes and semantics).
+#pragma once
+
+#include <string_view>
+
+#include "dagrad/core/graph.hpp"
+
+namespace dagrad::ops {
+
+// The channel axis BiasAdd adds along: 1 for NCHW, the last axis for NHWC (any rank >= 2).
+int bias_channel_axis(int rank, std::string_view data_format);
+
+Output bias_add(Graph& g, Output value, Output bias, std::string_view data_format = "NHWC", std::string_view name = {});
+Output bias_add_grad(Graph& g, Output out_backprop, std::string_view data_format = "NHWC", std::string_view name = {});
+Output relu(Graph& g, Output features, std::string_view name = {});
+// ReluGrad(gradients, features) = gradients where features > 0, else 0.
+Output relu_grad(Graph& g, Output gradients, Output features, std::string_view name = {});
+Output softmax(Graph& g, Output logits, std::string_view name = {});
+Output log_softmax(Graph& g, Output logits, std::string_view name = {});
+
+// Both losses have two outputs: the per-example loss [batch] and its gradient [batch, classes].
+struct CrossEntropy {
+  Output loss;
+  Output backprop;
+};
+CrossEntropy softmax_cross_entropy_with_logits(Graph& g, Output features, Output labels, std::string_view name = {});
+// labels are class indices (int32 or int64) in [0, classes).
+CrossEntropy sparse_softmax_cross_entropy_with_logits(Graph& g, Output features, Output labels,
+                                                      std::string_view name = {});
+
+}  // namespace dagrad::ops

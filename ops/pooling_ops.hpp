@@ -1,0 +1,50 @@
+// MaxPool, AvgPool, their gradients and MaxPoolGradGrad: TF's ksize/strides/padding/data_format
+// semantics, the window geometry every backend shares, and the graph builders.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dagrad/core/graph.hpp"
+
+namespace dagrad::ops {
+
+// A validated 2-D pooling window over a 4-D input. Sizes are int64; unknown dims stay -1.
+struct Pool2DGeometry {
+  bool nchw = false;
+  std::int64_t batch = 0, rows = 0, cols = 0, depth = 0;
+  std::int64_t window_rows = 1, window_cols = 1, stride_rows = 1, stride_cols = 1;
+  std::int64_t out_rows = 0, out_cols = 0;
+  std::int64_t pad_top = 0, pad_left = 0;  // SAME pads the rest at the bottom/right
+
+  // Element offsets of (n, row, col, channel) in the input and the output, in the data format.
+  std::int64_t in_offset(std::int64_t n, std::int64_t r, std::int64_t c, std::int64_t d) const {
+    return nchw ? ((n * depth + d) * rows + r) * cols + c : ((n * rows + r) * cols + c) * depth + d;
+  }
+  std::int64_t out_offset(std::int64_t n, std::int64_t r, std::int64_t c, std::int64_t d) const {
+    return nchw ? ((n * depth + d) * out_rows + r) * out_cols + c : ((n * out_rows + r) * out_cols + c) * depth + d;
+  }
+  Shape output_shape() const;
+};
+
+// Validates ksize/strides/padding/data_format (TF's messages) against the input shape.
+Pool2DGeometry pool2d_geometry(std::string_view op, const AttrMap& attrs, const Shape& input);
+
+struct PoolOptions {
+  std::vector<std::int64_t> ksize;    // 4 entries in data_format order, e.g. {1, 2, 2, 1}
+  std::vector<std::int64_t> strides;  // 4 entries
+  std::string padding = "VALID";      // "SAME" or "VALID"
+  std::string data_format = "NHWC";
+};
+
+Output max_pool(Graph& g, Output input, const PoolOptions& options, std::string_view name = {});
+Output max_pool_grad(Graph& g, Output orig_input, Output orig_output, Output grad, const PoolOptions& options,
+                     std::string_view name = {});
+Output avg_pool(Graph& g, Output value, const PoolOptions& options, std::string_view name = {});
+// orig_input_shape: an int32 vector of 4 dims.
+Output avg_pool_grad(Graph& g, Output orig_input_shape, Output grad, const PoolOptions& options,
+                     std::string_view name = {});
+
+}  // namespace dagrad::ops

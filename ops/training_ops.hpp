@@ -1,0 +1,25 @@
+// Graph builders for the in-place optimiser updates ApplyGradientDescent, ApplyMomentum and
+// ApplyAdam (TF's update rules; the variable inputs are refs, updated where they are stored).
+#pragma once
+
+#include <string_view>
+
+#include "dagrad/core/graph.hpp"
+
+namespace dagrad::ops {
+
+// var -= alpha * delta.
+Output apply_gradient_descent(Graph& g, Output var, Output alpha, Output delta, std::string_view name = {});
+// accum = accum * momentum + grad; var -= lr * accum
+// (Nesterov: var -= lr * grad + lr * momentum * accum).
+Output apply_momentum(Graph& g, Output var, Output accum, Output lr, Output grad, Output momentum,
+                      bool use_nesterov = false, std::string_view name = {});
+// lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); m += (grad - m) * (1 - beta1);
+// v += (grad^2 - v) * (1 - beta2); var -= lr_t * m / (sqrt(v) + epsilon)
+// (Nesterov: m replaced by m * beta1 + (1 - beta1) * grad in the last step).
+struct AdamInputs {
+  Output var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad;
+};
+Output apply_adam(Graph& g, const AdamInputs& in, bool use_nesterov = false, std::string_view name = {});
+
+}  // namespace dagrad::ops

@@ -1,0 +1,64 @@
+// Every registered op has a reference kernel on the CPU for every dtype its first type
+// attribute allows (the kernel key); ops without a type attribute need the dtype-less kernel.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include <dagrad/dagrad.hpp>
+
+using namespace dagrad;
+
+TEST_CASE("every op has a reference kernel for every dtype it allows", "[registry]") {
+  std::vector<std::string> missing;
+  const auto ops = op_registry().list();
+  REQUIRE(ops.size() >= 15);
+  for (const OpDef* def : ops) {
+    const AttrDef* key = nullptr;
+    for (const auto& attr : def->attrs) {
+      if (attr.kind == AttrKind::Type) {
+        key = &attr;
+        break;
+      }
+    }
+    std::vector<DType> dtypes;
+    if (key == nullptr) dtypes = {DType::Invalid};
+    else if (key->allowed_types.empty()) dtypes.assign(std::begin(kAllDTypes), std::end(kAllDTypes));
+    else dtypes = key->allowed_types;
+    for (DType dtype : dtypes) {
+      if (kernel_registry().find(def->name, Device::Kind::CPU, dtype, "reference") == nullptr) {
+        missing.push_back(def->name + "/" + std::string(dtype_name(dtype)));
+      }
+    }
+  }
+  std::string list;
+  for (const auto& m : missing) list += m + " ";
+  INFO("ops without a reference kernel: " << list);
+  CHECK(missing.empty());
+}
+
+TEST_CASE("every kernel belongs to a registered op and one of its dtypes", "[registry]") {
+  std::vector<std::string> stray;
+  for (const KernelDef* k : kernel_registry().list()) {
+    const OpDef* def = op_registry().find(k->op);
+    if (def == nullptr) {
+      stray.push_back(k->op + " (no such op)");
+      continue;
+    }
+    const AttrDef* key = nullptr;
+    for (const auto& attr : def->attrs) {
+      if (attr.kind == AttrKind::Type) {
+        key = &attr;
+        break;
+      }
+    }
+    const bool ok = key == nullptr ? k->dtype == DType::Invalid
+                                   : key->allowed_types.empty() ||
+                                         std::find(key->allowed_types.begin(), key->allowed_types.end(), k->dtype) !=
+                                             key->allowed_types.end();
+    if (!ok) stray.push_back(k->op + "/" + std::string(dtype_name(k->dtype)) + " from " + k->backend);
+  }
+  std::string list;
+  for (const auto& s : stray) list += s + " ";
+  INFO("kernels no op can reach: " << list);
+  CHECK(stray.empty());
+}

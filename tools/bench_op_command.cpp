@@ -1,0 +1,112 @@
+// `dagrad bench-op OP ...`: times one op through the same eager path as run-op and prints one
+// JSON line: op, inputs' shapes, attributes, dtype, threads, median and min ms, and GFLOP/s
+// where the op has a flop count (the conv ops: Conv2DGeometry::flops()).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "dagrad/core/threading.hpp"
+#include "dagrad/ops/conv_geometry.hpp"
+#include "dagrad/tools/command.hpp"
+#include "dagrad/tools/op_options.hpp"
+
+namespace dagrad::cli {
+namespace {
+
+struct BenchOptions {
+  OpOptions op;
+  int repeat = 10;
+  int warmup = 2;
+};
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) {
+      out += ' ';
+      continue;
+    }
+    out += ch;
+  }
+  return out + "\"";
+}
+
+std::string json_dims(const Shape& shape) {
+  std::string out = "[";
+  for (int i = 0; i < shape.rank(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+// The conv ops' flop count from the call's shapes: the activation shape is the input's (for the
+// input gradient, its output's) and the filter shape the filter's (for the filter gradient, its
+// output's). Other ops have none.
+std::optional<double> op_flops(const PreparedOp& op, const AttrMap& attrs, const std::vector<Tensor>& outputs) {
+  const std::string& name = op.def->name;
+  if (name.rfind("Conv2D", 0) != 0) return std::nullopt;
+  const bool wrt_input = name.rfind("Conv2DBackpropInput", 0) == 0, wrt_filter = name.rfind("Conv2DBackpropFilter", 0) == 0;
+  const Shape& input = wrt_input ? outputs.at(0).shape() : op.inputs.at(0).shape();
+  const Shape& filter = wrt_filter ? outputs.at(0).shape() : op.inputs.at(1).shape();
+  return ops::conv2d_geometry(name, ops::parse_conv2d_attrs(name, attrs), input, filter).flops();
+}
+
+void run(const BenchOptions& o) {
+  if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
+  const PreparedOp op = prepare_op(o.op);
+  for (int i = 0; i < o.warmup; ++i) run_prepared(op);
+  std::vector<double> ms;
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < o.repeat; ++i) {
+    outputs.clear();  // the previous outputs go back to the allocator's cache, as in a session
+    const auto start = std::chrono::steady_clock::now();
+    outputs = run_prepared(op);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  const double median = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  AttrMap attrs = op.attrs;
+  std::vector<DType> dtypes;
+  for (const auto& t : op.inputs) dtypes.push_back(t.dtype());
+  complete_attrs(*op.def, attrs, dtypes);
+
+  std::string line = "{\"op\":" + json_string(op.def->name) + ",\"inputs\":{";
+  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+    const std::string name = i < op.def->inputs.size() ? op.def->inputs[i].name : str_cat("input", i);
+    line += (i ? "," : "") + json_string(name) + ":" + json_dims(op.inputs[i].shape());
+  }
+  line += "},\"attrs\":{";
+  bool first = true;
+  for (const auto& [name, value] : attrs) {
+    line += (first ? "" : ",") + json_string(name) + ":" + json_string(attr_to_string(value));
+    first = false;
+  }
+  const DType dtype = op.def->kernel_dtype(attrs);
+  line += "},\"dtype\":" + json_string(dtype == DType::Invalid ? "none" : dtype_name(dtype));
+  line += ",\"device\":" + json_string(op.device.to_string());
+  line += ",\"backend\":" + json_string(op.backend.empty() ? "default" : op.backend);
+  line += str_cat(",\"threads\":", num_threads(), ",\"repeat\":", o.repeat, ",\"warmup\":", o.warmup);
+  line += str_cat(",\"median_ms\":", median, ",\"min_ms\":", ms.front());
+  if (const auto flops = op_flops(op, attrs, outputs)) {
+    line += str_cat(",\"flops\":", *flops, ",\"gflops_median\":", *flops / (median * 1e6),
+                    ",\"gflops_best\":", *flops / (ms.front() * 1e6));
+  }
+  std::cout << line << "}\n";
+}
+
+}  // namespace
+
+Subcommand add_bench_op_command(CLI::App& parent) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* app = parent.add_subcommand("bench-op", "Time one op and print a JSON line");
+  add_op_options(*app, options->op);
+  app->add_option("--repeat", options->repeat, "Timed runs (default 10)")->check(CLI::PositiveNumber);
+  app->add_option("--warmup", options->warmup, "Untimed runs first (default 2)")->check(CLI::NonNegativeNumber);
+  return {app, std::string("dagrad bench-op ") + kOpOptionsUsage + " [--repeat N] [--warmup N]",
+          [options] { run(*options); }};
+}
+
+}  // namespace dagrad::cli

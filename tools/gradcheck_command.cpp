@@ -1,0 +1,57 @@
+// `dagrad gradcheck OP ...`: the finite-difference gradient checker on one op, one line per input;
+// exit status 0 when every input passes, 1 when any fails.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+
+#include "dagrad/autodiff/gradient_checker.hpp"
+#include "dagrad/tools/command.hpp"
+#include "dagrad/tools/op_options.hpp"
+
+namespace dagrad::cli {
+namespace {
+
+struct GradCheckCommandOptions {
+  OpOptions op;
+  std::string mode = "full";
+  int order = 1;
+  GradCheckOptions check;
+};
+
+void run(const GradCheckCommandOptions& o) {
+  const PreparedOp op = prepare_op(o.op);
+  GradCheckOptions options = o.check;
+  options.mode = o.mode == "fast" ? GradCheckMode::Fast : GradCheckMode::Full;
+  options.order = o.order;
+  options.backend = op.backend;
+  options.device = op.device;
+  const GradCheckResult result = check_gradients(op.def->name, op.inputs, op.attrs, options);
+  std::cout << result.report();
+  if (!result.passed) fail(Code::InvalidArgument, "gradcheck: ", op.def->name, " failed the gradient check");
+}
+
+}  // namespace
+
+Subcommand add_gradcheck_command(CLI::App& parent) {
+  auto o = std::make_shared<GradCheckCommandOptions>();
+  CLI::App* app = parent.add_subcommand(
+      "gradcheck", "Check an op's symbolic gradients against finite differences evaluated in float64");
+  add_op_options(*app, o->op);
+  app->add_option("--mode", o->mode, "full: whole Jacobians; fast: random directional derivatives")
+      ->check(CLI::IsMember({"full", "fast"}));
+  app->add_option("--order", o->order, "1: the gradient; 2: the gradient of the gradient")->check(CLI::IsMember({1, 2}));
+  app->add_option("--seed", o->check.seed, "Seed of the random output weights and directions");
+  app->add_option("--directions", o->check.directions, "Fast mode: random directions per input")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--step", o->check.step, "Finite-difference step (default: per dtype)")->check(CLI::PositiveNumber);
+  app->add_option("--atol", o->check.atol, "Absolute tolerance, times max(1, largest Jacobian entry) (default: per dtype)")
+      ->check(CLI::PositiveNumber);
+  app->add_option("--rtol", o->check.rtol, "Relative tolerance (default: per dtype)")->check(CLI::PositiveNumber);
+  return {app,
+          std::string("dagrad gradcheck ") + kOpOptionsUsage +
+              " [--mode full|fast] [--order 1|2] [--seed N] [--directions N] [--step H] [--atol A] [--rtol R]",
+          [o] { run(*o); }};
+}
+
+}  // namespace dagrad::cli

@@ -1,0 +1,107 @@
+// The dagrad CLI: parses the command line with CLI11, dispatches to a subcommand, and turns
+// every failure into an exit status (0 success, 1 dagrad::Error, 2 usage) and one stderr line.
+//
+// Adding a subcommand: write tools/<name>_command.cpp defining
+//   Subcommand add_<name>_command(CLI::App& parent);
+// (see command.hpp; reuse op_options.hpp, input_spec.hpp and attr_args.hpp to run an op) and add
+// X(<name>) to DAGRAD_CLI_SUBCOMMANDS below. tools/CMakeLists.txt picks the file up by itself.
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+#include <new>
+
+#include "dagrad/core/error.hpp"
+#include "dagrad/tools/command.hpp"
+
+#define DAGRAD_CLI_SUBCOMMANDS(X) \
+  X(ops)                          \
+  X(run_op)                       \
+  X(bench_op)
+
+namespace dagrad::cli {
+#define DAGRAD_DECLARE_SUBCOMMAND(name) Subcommand add_##name##_command(CLI::App& parent);
+DAGRAD_CLI_SUBCOMMANDS(DAGRAD_DECLARE_SUBCOMMAND)
+#undef DAGRAD_DECLARE_SUBCOMMAND
+}  // namespace dagrad::cli
+
+namespace {
+
+using dagrad::cli::Subcommand;
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+int usage_error(const std::string& message, const Subcommand* command, const std::string& program_usage) {
+  std::cerr << "error: " << message << "\n"
+            << "usage: " << (command ? command->usage : program_usage) << "\n";
+  return kExitUsage;
+}
+
+// The subcommand named on the command line, if any: CLI11 records it as soon as it is seen,
+// so that a parse error later on the line is reported with that subcommand's usage.
+const Subcommand* chosen(const std::vector<Subcommand>& commands) {
+  for (const auto& c : commands) {
+    if (c.app->parsed()) return &c;
+  }
+  return nullptr;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app("dagrad: inspect and run the ops of the dagrad autodiff framework", "dagrad");
+  app.require_subcommand(1);
+  std::vector<Subcommand> commands;
+#define DAGRAD_ADD_SUBCOMMAND(name) commands.push_back(dagrad::cli::add_##name##_command(app));
+  DAGRAD_CLI_SUBCOMMANDS(DAGRAD_ADD_SUBCOMMAND)
+#undef DAGRAD_ADD_SUBCOMMAND
+  std::string program_usage = "dagrad {";
+  for (std::size_t i = 0; i < commands.size(); ++i) program_usage += (i ? "," : "") + commands[i].app->get_name();
+  program_usage += "} ... (dagrad --help for more)";
+
+  // CLI11 would only say "A subcommand is required" for a misspelt one.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const auto& c : commands) known = known || c.app->get_name() == argv[1];
+    if (!known) return usage_error(std::string("unknown subcommand '") + argv[1] + "'", nullptr, program_usage);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(e.what(), chosen(commands), program_usage);
+  }
+  const Subcommand* command = chosen(commands);
+  if (command == nullptr) return usage_error("a subcommand is required", nullptr, program_usage);
+  try {
+    command->run();
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "error: failed writing to standard output\n";
+      return kExitError;
+    }
+    return 0;
+  } catch (const dagrad::cli::UsageError& e) {
+    return usage_error(e.what(), command, program_usage);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Nothing escapes: every failure is one "error: ..." line and an exit status, never a trace.
+  try {
+    return run(argc, argv);
+  } catch (const dagrad::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory\n";
+  } catch (const std::exception& e) {
+    std::cerr << "error: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "error: internal error: unknown exception\n";
+  }
+  return kExitError;
+}

@@ -1,0 +1,94 @@
+// Wiring of the shared op options into CLI11, and their conversion into an eager op call.
+#include "dagrad/tools/op_options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "dagrad/core/eager.hpp"
+#include "dagrad/core/kernel_registry.hpp"
+#include "dagrad/core/threading.hpp"
+#include "dagrad/tools/attr_args.hpp"
+#include "dagrad/tools/input_spec.hpp"
+
+namespace dagrad::cli {
+namespace {
+
+// CLI11 validator: the empty string accepts, anything else is the message.
+std::string check_device(const std::string& text) {
+  try {
+    Device::parse(text);
+    return {};
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+std::string check_floating_dtype(const std::string& text) {
+  try {
+    if (is_floating(parse_dtype(text))) return {};
+  } catch (const Error&) {
+  }
+  return "unknown floating dtype '" + text + "'; expected half, bfloat16, float or double";
+}
+
+// A named backend must have this op's kernel: run_op would quietly fall back to another one,
+// which would make a benchmark or a comparison lie.
+void check_backend(const PreparedOp& op) {
+  if (op.backend.empty()) return;
+  AttrMap attrs = op.attrs;
+  std::vector<DType> dtypes;
+  for (const auto& t : op.inputs) dtypes.push_back(t.dtype());
+  complete_attrs(*op.def, attrs, dtypes);
+  const DType dtype = op.def->kernel_dtype(attrs);
+  if (kernel_registry().find(op.def->name, op.device.kind, dtype, op.backend) != nullptr) return;
+  std::string have;
+  for (const KernelDef* k : kernel_registry().list(op.def->name)) {
+    if (k->device == op.device.kind && k->dtype == dtype) have += (have.empty() ? "" : ", ") + k->backend;
+  }
+  fail(Code::NotFound, op.def->name, ": no kernel from backend '", op.backend, "' on ", device_kind_name(op.device.kind),
+       " for dtype ", dtype_name(dtype), "; registered backends: ", have.empty() ? std::string("none") : have);
+}
+
+}  // namespace
+
+void add_op_options(CLI::App& app, OpOptions& o) {
+  app.add_option("OP", o.op, "Op name, as `dagrad ops` lists it")->required();
+  app.add_option("--in", o.inputs,
+                 "Input NAME=SPEC; SPEC is FILE.npy, random:D0,D1,...[:SEED], zeros:D0,D1,..., scalar:V or "
+                 "ints:v0,v1,... (repeat for each input; a list input may be given several times)")
+      ->take_all()
+      ->allow_extra_args(false);
+  app.add_option("--attr", o.attrs, "Attribute NAME=VALUE, parsed by the op's schema (list(int) as 1,2,3)")
+      ->allow_extra_args(false);
+  app.add_option("--dtype", o.dtype, "Cast every floating input to T: half, bfloat16, float or double")
+      ->check(check_floating_dtype);
+  app.add_option("--device", o.device, "Device: cpu, cuda or cuda:N")->check(check_device);
+  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->check(CLI::Range(0, 1 << 16));
+  app.add_option("--backend", o.backend, "Kernel backend, e.g. reference (default: the fastest registered)");
+}
+
+PreparedOp prepare_op(const OpOptions& o) {
+  PreparedOp op;
+  op.def = &op_registry().get(o.op);
+  op.attrs = parse_attr_args(*op.def, o.attrs);
+  op.device = Device::parse(o.device);
+  op.backend = o.backend;
+  device_runtime(op.device);  // "no CUDA device available" before any file is read
+  OpInputs in = op_inputs(*op.def, o.inputs);
+  const DType target = o.dtype.empty() ? DType::Invalid : parse_dtype(o.dtype);
+  for (std::size_t i = 0; i < in.tensors.size(); ++i) {
+    Tensor t = std::move(in.tensors[i]);
+    if (target != DType::Invalid && is_floating(t.dtype()) && t.dtype() != target) t = t.cast(target);
+    // Shape-like inputs are read on the host; everything else goes to the op's device.
+    if (!in.args[i]->host_memory && t.device() != op.device) t = t.to(op.device);
+    op.inputs.push_back(std::move(t));
+  }
+  check_backend(op);
+  set_num_threads(o.threads);
+  return op;
+}
+
+std::vector<Tensor> run_prepared(const PreparedOp& op) {
+  return run_op(op.def->name, op.inputs, op.attrs, {.name = {}, .backend = op.backend});
+}
+
+}  // namespace dagrad::cli

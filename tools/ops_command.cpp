@@ -1,0 +1,65 @@
+// `dagrad ops [NAME] [--kernels]`: every registered op's schema, read from the registries.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "dagrad/core/kernel_registry.hpp"
+#include "dagrad/core/registries.hpp"
+#include "dagrad/tools/command.hpp"
+
+namespace dagrad::cli {
+namespace {
+
+struct OpsOptions {
+  std::string name;
+  bool kernels = false;
+};
+
+// "cpu float: cpu, reference" per (device, dtype), backends in priority order.
+void print_kernels(const OpDef& def) {
+  std::map<std::pair<Device::Kind, DType>, std::string> lines;  // DType order: half, bfloat16, ...
+  for (const KernelDef* k : kernel_registry().list(def.name)) {
+    auto& line = lines[{k->device, k->dtype}];
+    line += (line.empty() ? "" : ", ") + k->backend;
+  }
+  if (lines.empty()) {
+    std::cout << "    kernels: none\n";
+    return;
+  }
+  std::cout << "    kernels:\n";
+  for (const auto& [key, backends] : lines) {
+    const std::string_view dtype = key.second == DType::Invalid ? "(any dtype)" : dtype_name(key.second);
+    std::cout << "      " << device_kind_name(key.first) << " " << dtype << ": " << backends << "\n";
+  }
+}
+
+void print_op(const OpDef& def, bool kernels) {
+  std::cout << def.signature() << "\n";
+  if (!def.doc.empty()) std::cout << "    " << def.doc << "\n";
+  if (kernels) print_kernels(def);
+}
+
+}  // namespace
+
+Subcommand add_ops_command(CLI::App& parent) {
+  auto options = std::make_shared<OpsOptions>();
+  CLI::App* app = parent.add_subcommand("ops", "List registered ops with their schemas");
+  app->add_option("NAME", options->name, "Show only this op");
+  app->add_flag("--kernels", options->kernels, "Also list the registered (device, dtype, backend) kernels");
+  return {app, "dagrad ops [NAME] [--kernels]", [options] {
+            if (!options->name.empty()) {
+              print_op(op_registry().get(options->name), options->kernels);
+              return;
+            }
+            bool first = true;
+            for (const OpDef* def : op_registry().list()) {
+              if (!first) std::cout << "\n";
+              first = false;
+              print_op(*def, options->kernels);
+            }
+          }};
+}
+
+}  // namespace dagrad::cli

@@ -1,0 +1,114 @@
+// `dagrad run-op OP ...`: runs one op eagerly on inputs from SPECs and prints or saves outputs.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+
+#include "dagrad/core/npy.hpp"
+#include "dagrad/tools/command.hpp"
+#include "dagrad/tools/input_spec.hpp"
+#include "dagrad/tools/op_options.hpp"
+
+namespace dagrad::cli {
+namespace {
+
+struct RunOpOptions {
+  OpOptions op;
+  std::vector<std::string> outs;  // NAME=FILE.npy, or FILE.npy for a single-output op
+};
+
+constexpr std::int64_t kPrintLimit = 100;  // values printed per output before "..."
+
+// Values in nested brackets, row-major, the first kPrintLimit of them.
+std::string format_values(const Tensor& t) {
+  if (t.rank() == 0) return str_cat(t.value_as_double(0));
+  const int rank = t.rank();
+  std::vector<std::int64_t> block(static_cast<std::size_t>(rank) + 1, 1);  // block[a] = prod(dims[a:])
+  for (int a = rank - 1; a >= 0; --a) block[static_cast<std::size_t>(a)] = block[static_cast<std::size_t>(a) + 1] * t.shape()[a];
+  const std::int64_t n = t.num_elements();
+  if (n == 0) return std::string(static_cast<std::size_t>(rank), '[') + std::string(static_cast<std::size_t>(rank), ']');
+  std::string text;
+  int open = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (i == kPrintLimit) {
+      text += ", ...";
+      break;
+    }
+    if (i) text += ", ";
+    for (int a = 0; a < rank; ++a) {
+      if (i % block[static_cast<std::size_t>(a)] == 0) {
+        text += "[";
+        ++open;
+      }
+    }
+    text += str_cat(t.value_as_double(i));
+    for (int a = rank - 1; a >= 0; --a) {
+      if ((i + 1) % block[static_cast<std::size_t>(a)] == 0) {
+        text += "]";
+        --open;
+      }
+    }
+  }
+  return text + std::string(static_cast<std::size_t>(open), ']');
+}
+
+// Resolves --out arguments to (output index, file); "FILE.npy" alone names the only output.
+std::vector<std::pair<std::size_t, std::string>> out_files(const OpDef& def, const std::vector<std::string>& outs) {
+  std::vector<std::pair<std::size_t, std::string>> files;
+  std::string names;
+  for (std::size_t i = 0; i < def.outputs.size(); ++i) names += (i ? ", " : "") + def.outputs[i].name;
+  for (const auto& text : outs) {
+    const std::size_t eq = text.find('=');
+    std::size_t index = def.outputs.size();
+    if (eq != std::string::npos) {
+      for (std::size_t i = 0; i < def.outputs.size(); ++i) {
+        if (def.outputs[i].name == text.substr(0, eq)) index = i;
+      }
+    }
+    if (index < def.outputs.size()) {
+      files.emplace_back(index, text.substr(eq + 1));
+    } else if (def.outputs.size() == 1 && eq == std::string::npos) {
+      files.emplace_back(0, text);
+    } else if (def.outputs.empty()) {
+      invalid_argument(def.name, ": has no outputs to write");
+    } else if (eq != std::string::npos) {
+      invalid_argument(def.name, ": no output named '", text.substr(0, eq), "'; its outputs are ", names);
+    } else {
+      invalid_argument(def.name, ": has outputs ", names, "; name one with --out NAME=FILE.npy");
+    }
+    if (files.back().second.empty()) throw UsageError("--out expects NAME=FILE.npy or FILE.npy, got '" + text + "'");
+  }
+  return files;
+}
+
+void run(const RunOpOptions& o) {
+  const PreparedOp op = prepare_op(o.op);
+  const auto files = out_files(*op.def, o.outs);  // before running: a bad --out costs no compute
+  const std::vector<Tensor> outputs = run_prepared(op);
+  if (!files.empty()) {
+    for (const auto& [index, path] : files) write_npy(path, outputs.at(index));
+    return;
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor host = outputs[i].device().is_cpu() ? outputs[i] : outputs[i].to(Device::cpu());
+    const std::string& name = i < op.def->outputs.size() ? op.def->outputs[i].name : str_cat("output", i);
+    std::cout << name << ": " << dtype_name(host.dtype()) << " " << host.shape().to_string() << "\n"
+              << "  " << format_values(host) << "\n";
+  }
+}
+
+}  // namespace
+
+Subcommand add_run_op_command(CLI::App& parent) {
+  auto options = std::make_shared<RunOpOptions>();
+  CLI::App* app = parent.add_subcommand("run-op", "Run one op on .npy files or generated inputs");
+  add_op_options(*app, options->op);
+  app->add_option("--out", options->outs,
+                  "Write an output: NAME=FILE.npy (FILE.npy alone for a single-output op); without --out, "
+                  "every output is printed")
+      ->allow_extra_args(false);
+  return {app, std::string("dagrad run-op ") + kOpOptionsUsage + " [--out NAME=FILE.npy]...",
+          [options] { run(*options); }};
+}
+
+}  // namespace dagrad::cli
