@@ -285,7 +285,9 @@ GradCheckResult run_check(Problem& p, const GradCheckOptions& options) {
         const Differences diff = perturb(p, num, i, -1, &u, o.step);
         double plus = 0, minus = 0, s = 0, terms = 0;
         for (std::size_t j = 0; j < v64.size(); ++j) plus += v64[j] * diff.plus[j], minus += v64[j] * diff.minus[j];
-        for (std::size_t e = 0; e < grads[i].size(); ++e) s += grads[i][e] * u[e], terms += std::abs(grads[i][e] * u[e]);
+        // The rounding errors of the terms are independent: they grow like the terms' 2-norm.
+        for (std::size_t e = 0; e < grads[i].size(); ++e) s += grads[i][e] * u[e], terms += grads[i][e] * u[e] * grads[i][e] * u[e];
+        terms = std::sqrt(terms);
         const double n = (plus - minus) / (2 * o.step);
         ++c.perturbations;
         c.changed_output += diff.changed;

@@ -104,9 +104,9 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, int rep
   auto user = [&](const memory::dims& dims, memory::format_tag tag, const dagrad::Tensor& t) {
     return memory({dims, dt, tag}, eng, const_cast<void*>(t.raw_data()));
   };
-  const memory src_u = user(src_dims, memory::format_tag::nhwc, op == "input" ? theirs : x);
-  const memory wei_u = user(wei_dims, memory::format_tag::hwio, op == "filter" ? theirs : f);
-  const memory dst_u = user(dst_dims, memory::format_tag::nhwc, op == "forward" ? theirs : dy);
+  memory src_u = user(src_dims, memory::format_tag::nhwc, op == "input" ? theirs : x);
+  memory wei_u = user(wei_dims, memory::format_tag::hwio, op == "filter" ? theirs : f);
+  memory dst_u = user(dst_dims, memory::format_tag::nhwc, op == "forward" ? theirs : dy);
   // Inputs are reordered to the primitive's layouts before, outputs back after, every run.
   std::function<void()> onednn_call;
   auto staged = [&](const memory::desc& want, const memory& u) { return want == u.get_desc() ? u : memory(want, eng); };
@@ -115,12 +115,13 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, int rep
         convolution_backward_weights::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil,
                                            pad_l, pad_r),
         eng, fwd_pd);
-    const memory src = staged(pd.src_desc(), src_u), ddst = staged(pd.diff_dst_desc(), dst_u),
+    memory src = staged(pd.src_desc(), src_u), ddst = staged(pd.diff_dst_desc(), dst_u),
                  dwei = staged(pd.diff_weights_desc(), wei_u);
-    onednn_call = [=, &strm]() {
+    const auto conv = convolution_backward_weights(pd);
+    onednn_call = [=, &strm]() mutable {
       if (src != src_u) reorder(src_u, src).execute(strm, src_u, src);
       if (ddst != dst_u) reorder(dst_u, ddst).execute(strm, dst_u, ddst);
-      convolution_backward_weights(pd).execute(
+      conv.execute(
           strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, dwei}});
       if (dwei != wei_u) reorder(dwei, wei_u).execute(strm, dwei, wei_u);
       strm.wait();
@@ -130,22 +131,24 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, int rep
         convolution_backward_data::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil, pad_l,
                                         pad_r),
         eng, fwd_pd);
-    const memory dsrc = staged(pd.diff_src_desc(), src_u), wei = staged(pd.weights_desc(), wei_u),
+    memory dsrc = staged(pd.diff_src_desc(), src_u), wei = staged(pd.weights_desc(), wei_u),
                  ddst = staged(pd.diff_dst_desc(), dst_u);
-    onednn_call = [=, &strm]() {
+    const auto conv = convolution_backward_data(pd);
+    onednn_call = [=, &strm]() mutable {
       if (wei != wei_u) reorder(wei_u, wei).execute(strm, wei_u, wei);
       if (ddst != dst_u) reorder(dst_u, ddst).execute(strm, dst_u, ddst);
-      convolution_backward_data(pd).execute(strm, {{DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_DST, ddst}});
+      conv.execute(strm, {{DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_DST, ddst}});
       if (dsrc != src_u) reorder(dsrc, src_u).execute(strm, dsrc, src_u);
       strm.wait();
     };
   } else {
-    const memory src = staged(fwd_pd.src_desc(), src_u), wei = staged(fwd_pd.weights_desc(), wei_u),
+    memory src = staged(fwd_pd.src_desc(), src_u), wei = staged(fwd_pd.weights_desc(), wei_u),
                  dst = staged(fwd_pd.dst_desc(), dst_u);
-    onednn_call = [=, &strm]() {
+    const auto conv = convolution_forward(fwd_pd);
+    onednn_call = [=, &strm]() mutable {
       if (src != src_u) reorder(src_u, src).execute(strm, src_u, src);
       if (wei != wei_u) reorder(wei_u, wei).execute(strm, wei_u, wei);
-      convolution_forward(fwd_pd).execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+      conv.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
       if (dst != dst_u) reorder(dst, dst_u).execute(strm, dst, dst_u);
       strm.wait();
     };

@@ -6,5 +6,5 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/setup.sh"
 build="$root/build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$(nproc)" --target dagrad_demo
-exec "$build/examples/dagrad_demo" "$@"
+cmake --build "$build" -j "$(nproc)" --target train_cnn
+exec "$build/examples/train_cnn" "$@"

@@ -16,6 +16,7 @@
 
 #define DAGRAD_CLI_SUBCOMMANDS(X) \
   X(ops)                          \
+  X(gradcheck)                    \
   X(run_op)                       \
   X(bench_op)
 

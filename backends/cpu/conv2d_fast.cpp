@@ -123,35 +123,41 @@ void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const 
   const i64 taps = g.filter_rows * g.filter_cols, fsize = taps * C * K;
   const i64 cgw = mr * 8;  // channels per task
   const i64 cgroups = (C + cgw - 1) / cgw, kgroups = (K + kFilterColumns - 1) / kFilterColumns;
-  const i64 per_chunk = taps * cgroups * kgroups;
+  const i64 per_chunk = cgroups * kgroups;
   const i64 chunks = filter_reduction_chunks(g.batch * g.out_rows, per_chunk, fsize * 4);
   std::vector<float> partial(static_cast<std::size_t>(chunks > 1 ? chunks * fsize : 0));
   const i64 per_image = g.out_rows * g.out_cols;
+  // A task owns a (channels x columns) slab of every tap of one chunk's partial filter. Pixel
+  // blocks are the outer loop, so a block of dy (kPixelBlock x 64 floats) stays in L1 while all
+  // taps and channel tiles use it.
   tbb::parallel_for(i64{0}, chunks * per_chunk, [&](i64 task) {
-    const i64 chunk = task / per_chunk, t = task % per_chunk / (cgroups * kgroups);
-    const i64 cg = task % (cgroups * kgroups) / kgroups, kgi = task % kgroups;
-    const i64 kh = t / g.filter_cols, kw = t % g.filter_cols;
+    const i64 chunk = task / per_chunk, cg = task % per_chunk / kgroups, kgi = task % kgroups;
     const i64 c0 = cg * cgw, c1 = std::min(C, c0 + cgw), k0 = kgi * kFilterColumns, kn = std::min(kFilterColumns, K - k0);
-    float* d = (chunks > 1 ? partial.data() + chunk * fsize : df) + t * C * K;
-    for (i64 c = c0; c < c1; ++c) std::fill_n(d + c * K + k0, kn, 0.0f);
+    float* d = chunks > 1 ? partial.data() + chunk * fsize : df;
+    for (i64 t = 0; t < taps; ++t)
+      for (i64 c = c0; c < c1; ++c) std::fill_n(d + (t * C + c) * K + k0, kn, 0.0f);
     const float* xs[kPixelBlock];
     const float* ys[kPixelBlock];
     // Chunk boundaries fall on whole output rows, as filter_reduction_chunks assumed.
     const i64 rows = g.batch * g.out_rows;
     const i64 p_end = rows * (chunk + 1) / chunks * g.out_cols;
     for (i64 pb = rows * chunk / chunks * g.out_cols; pb < p_end; pb += kPixelBlock) {
-      i64 m = 0;
-      for (i64 p = pb; p < std::min(p_end, pb + kPixelBlock); ++p) {
-        const i64 n = p / per_image, oh = p % per_image / g.out_cols, ow = p % g.out_cols;
-        const i64 ih = oh * g.stride_rows - g.pad_top + kh * g.dilation_rows;
-        const i64 iw = ow * g.stride_cols - g.pad_left + kw * g.dilation_cols;
-        if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;  // padding adds nothing
-        xs[m] = x + ((n * H + ih) * W + iw) * C;
-        ys[m++] = dy + p * K;
-      }
-      if (m == 0) continue;
-      for (i64 c = c0; c < c1; c += mr) {
-        mk.pixels(static_cast<int>(std::min(mr, c1 - c)), kn, xs, c, ys, k0, m, d + c * K + k0, K);
+      for (i64 t = 0; t < taps; ++t) {
+        const i64 kh = t / g.filter_cols, kw = t % g.filter_cols;
+        i64 m = 0;
+        for (i64 p = pb; p < std::min(p_end, pb + kPixelBlock); ++p) {
+          const i64 n = p / per_image, oh = p % per_image / g.out_cols, ow = p % g.out_cols;
+          const i64 ih = oh * g.stride_rows - g.pad_top + kh * g.dilation_rows;
+          const i64 iw = ow * g.stride_cols - g.pad_left + kw * g.dilation_cols;
+          if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;  // padding adds nothing
+          xs[m] = x + ((n * H + ih) * W + iw) * C;
+          ys[m++] = dy + p * K;
+        }
+        if (m == 0) continue;
+        float* dt = d + t * C * K;
+        for (i64 c = c0; c < c1; c += mr) {
+          mk.pixels(static_cast<int>(std::min(mr, c1 - c)), kn, xs, c, ys, k0, m, dt + c * K + k0, K);
+        }
       }
     }
   });

@@ -22,7 +22,7 @@ namespace {
 
 struct Options {
   int epochs = 3;
-  std::int64_t batch_size = 64;
+  std::int64_t batch_size = 32;
   int threads = 0;
   double lr = 0.001;
   std::string optimizer = "adam";

@@ -125,6 +125,13 @@ TEST_CASE("conv shape errors use TF's messages", "[conv]") {
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({3, 3, 2}), dy, kValid), Contains("filter must be 4-dimensional"));
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({3, -3, 2, 4}), dy, kValid), Contains("Dimension -3 must be >= 0"));
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({}), dy, kValid), Contains("filter must be 4-dimensional"));
+  // filter_sizes at int32's limit: a filter larger than the input, or one too large to exist.
+  constexpr std::int32_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({kInt32Max, kInt32Max, 2, 4}), dy, kValid),
+                    Contains("Computed output size would be negative"));
+  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({kInt32Max, kInt32Max, 2, 4}), zeros(Shape{1, 5, 5, 4}),
+                                                  {.strides = {1, 1, 1, 1}, .padding = "SAME"}),
+                    Contains("has more than 2^63 - 1 elements"));
 }
 
 TEST_CASE("conv errors surface when the graph node is built", "[conv]") {
