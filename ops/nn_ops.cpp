@@ -1,6 +1,10 @@
 // Schemas and builders: BiasAdd, BiasAddGrad, Relu, ReluGrad, Softmax, LogSoftmax,
-// SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits.
+// SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits; and the host helpers
+// every backend's kernels of these ops share.
 #include "dagrad/ops/nn_ops.hpp"
+
+#include <algorithm>
+#include <string>
 
 #include "dagrad/ops/register.hpp"
 #include "dagrad/ops/shape_util.hpp"
@@ -91,9 +95,39 @@ void sparse_xent_shape(ShapeContext& c) {
   c.set_output(1, out);
 }
 
+template <class Label>
+void check_labels(const Label* label, std::int64_t rows, std::int64_t classes) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    if (label[r] < 0 || label[r] >= classes) {
+      std::string values;
+      for (std::int64_t i = 0; i < std::min<std::int64_t>(rows, 32); ++i) values += str_cat(i ? " " : "", label[i]);
+      invalid_argument("SparseSoftmaxCrossEntropyWithLogits: Received a label value of ", label[r],
+                       " which is outside the valid range of [0, ", classes, ").  Label values: ", values);
+    }
+  }
+}
+
 }  // namespace
 
+void check_sparse_labels(const std::int32_t* label, std::int64_t rows, std::int64_t classes) {
+  check_labels(label, rows, classes);
+}
+void check_sparse_labels(const std::int64_t* label, std::int64_t rows, std::int64_t classes) {
+  check_labels(label, rows, classes);
+}
+
 int bias_channel_axis(int rank, std::string_view data_format) { return data_format == "NCHW" ? 1 : rank - 1; }
+
+ChannelSplit split_at_channel(const Shape& shape, std::string_view data_format) {
+  const int axis = bias_channel_axis(shape.rank(), data_format);
+  ChannelSplit s;
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (i < axis) s.outer *= shape[i];
+    else if (i > axis) s.inner *= shape[i];
+  }
+  s.channels = shape[axis];
+  return s;
+}
 
 void register_nn_ops(OpRegistry& r) {
   const std::vector<std::string> formats = {"NHWC", "NCHW"};

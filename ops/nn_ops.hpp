@@ -11,6 +11,18 @@ namespace dagrad::ops {
 // The channel axis BiasAdd adds along: 1 for NCHW, the last axis for NHWC (any rank >= 2).
 int bias_channel_axis(int rank, std::string_view data_format);
 
+// (outer, channels, inner) view of a BiasAdd operand: element (o, c, i) is at (o * C + c) * inner + i.
+// Every backend's BiasAdd and BiasAddGrad walk this view.
+struct ChannelSplit {
+  std::int64_t outer = 1, channels = 1, inner = 1;
+};
+ChannelSplit split_at_channel(const Shape& shape, std::string_view data_format);
+
+// SparseSoftmaxCrossEntropyWithLogits' check of its `rows` host labels: throws TF's
+// InvalidArgument, listing the first 32 labels, if one lies outside [0, classes).
+void check_sparse_labels(const std::int32_t* label, std::int64_t rows, std::int64_t classes);
+void check_sparse_labels(const std::int64_t* label, std::int64_t rows, std::int64_t classes);
+
 Output bias_add(Graph& g, Output value, Output bias, std::string_view data_format = "NHWC", std::string_view name = {});
 Output bias_add_grad(Graph& g, Output out_backprop, std::string_view data_format = "NHWC", std::string_view name = {});
 Output relu(Graph& g, Output features, std::string_view name = {});

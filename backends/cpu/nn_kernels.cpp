@@ -19,20 +19,8 @@ constexpr auto kCpu = Device::Kind::CPU;
 constexpr std::int64_t kGrain = 1 << 14;     // elements per task for element-wise loops
 constexpr std::int64_t kBlockRows = 256;     // BiasAddGrad rows per partial sum
 
-struct ChannelSplit {
-  std::int64_t outer = 1, channels = 1, inner = 1;
-};
-
-ChannelSplit split_at_channel(const Shape& shape, const std::string& data_format) {
-  const int axis = ops::bias_channel_axis(shape.rank(), data_format);
-  ChannelSplit s;
-  for (int i = 0; i < shape.rank(); ++i) {
-    if (i < axis) s.outer *= shape[i];
-    else if (i > axis) s.inner *= shape[i];
-  }
-  s.channels = shape[axis];
-  return s;
-}
+using ops::ChannelSplit;
+using ops::split_at_channel;
 
 template <class F>
 void parallel_elements(std::int64_t n, F&& f) {
@@ -144,14 +132,7 @@ void sparse_xent(KernelContext& c) {
   const Tensor& logits = c.input(0);
   const std::int64_t rows = logits.shape()[0], classes = logits.shape()[1];
   const Label* label = c.input(1).data<Label>();
-  for (std::int64_t r = 0; r < rows; ++r) {
-    if (label[r] < 0 || label[r] >= classes) {
-      std::string values;
-      for (std::int64_t i = 0; i < std::min<std::int64_t>(rows, 32); ++i) values += str_cat(i ? " " : "", label[i]);
-      invalid_argument("SparseSoftmaxCrossEntropyWithLogits: Received a label value of ", label[r],
-                       " which is outside the valid range of [0, ", classes, ").  Label values: ", values);
-    }
-  }
+  ops::check_sparse_labels(label, rows, classes);
   const T* x = logits.data<T>();
   T* loss = c.allocate_output(0).data<T>();
   T* backprop = c.allocate_output(1).data<T>();

@@ -12,21 +12,8 @@ namespace {
 constexpr auto kCpu = Device::Kind::CPU;
 const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
-// (outer, channels, inner) view of a BiasAdd operand: element (o, c, i) is at (o * C + c) * inner + i.
-struct ChannelSplit {
-  std::int64_t outer = 1, channels = 1, inner = 1;
-};
-
-ChannelSplit split_at_channel(const Shape& shape, const std::string& data_format) {
-  const int axis = ops::bias_channel_axis(shape.rank(), data_format);
-  ChannelSplit s;
-  for (int i = 0; i < shape.rank(); ++i) {
-    if (i < axis) s.outer *= shape[i];
-    else if (i > axis) s.inner *= shape[i];
-  }
-  s.channels = shape[axis];
-  return s;
-}
+using ops::ChannelSplit;
+using ops::split_at_channel;
 
 // Per row of a [rows, classes] matrix: the shifted logits x - max and log(sum(exp(x - max))).
 template <class T>
@@ -71,14 +58,7 @@ void sparse_xent(KernelContext& c) {
   const Tensor& labels = c.input(1);
   const std::int64_t rows = logits.shape()[0], classes = logits.shape()[1];
   const Label* label = labels.data<Label>();
-  for (std::int64_t r = 0; r < rows; ++r) {
-    if (label[r] < 0 || label[r] >= classes) {
-      std::string values;
-      for (std::int64_t i = 0; i < std::min<std::int64_t>(rows, 32); ++i) values += str_cat(i ? " " : "", label[i]);
-      invalid_argument("SparseSoftmaxCrossEntropyWithLogits: Received a label value of ", label[r],
-                       " which is outside the valid range of [0, ", classes, ").  Label values: ", values);
-    }
-  }
+  ops::check_sparse_labels(label, rows, classes);
   T* loss = c.allocate_output(0).data<T>();
   T* backprop = c.allocate_output(1).data<T>();
   std::vector<double> shifted;
