@@ -3,23 +3,13 @@
 
 #include <dagrad/dagrad.hpp>
 
+#include "support/error_of.hpp"
+
 using namespace dagrad;
+using dagrad::testing::error_of;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
 using Catch::Matchers::StartsWith;
-
-namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-}  // namespace
 
 TEST_CASE("adding a node validates the op, its inputs and its attributes", "[graph]") {
   Graph g;

@@ -6,22 +6,12 @@
 
 #include <dagrad/dagrad.hpp>
 
+#include "support/error_of.hpp"
+
 using namespace dagrad;
+using dagrad::testing::error_of;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
-
-namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-}  // namespace
 
 TEST_CASE("a buffer is released after its last reader", "[session]") {
   Graph g;

@@ -4,20 +4,14 @@
 #include <dagrad/dagrad.hpp>
 #include <dagrad/ops/shape_util.hpp>
 
+#include "support/error_of.hpp"
+
 using namespace dagrad;
+using dagrad::testing::error_of;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 Tensor iota(const Shape& shape, double scale = 1.0) {
   Tensor t = Tensor::empty(DType::Float64, shape);
