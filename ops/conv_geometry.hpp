@@ -43,6 +43,23 @@ struct Conv2DGeometry {
   double flops() const;
 };
 
+// Input position read by output position o through filter tap k along one spatial dimension, or
+// -1 if it lies in the padding. In the order the Conv2DGeometry guarantee makes overflow-free.
+inline std::int64_t conv_input_pos(std::int64_t o, std::int64_t k, std::int64_t stride, std::int64_t dilation,
+                                   std::int64_t pad, std::int64_t size) {
+  const std::int64_t i = (o * stride + k * dilation) - pad;
+  return i >= 0 && i < size ? i : -1;
+}
+
+// The output position that reads input position i through tap k, or -1 if none does:
+// o * stride = i + pad - k * dilation must be a non-negative multiple of stride below out_size.
+inline std::int64_t conv_output_pos(std::int64_t i, std::int64_t k, std::int64_t stride, std::int64_t dilation,
+                                    std::int64_t pad, std::int64_t out_size) {
+  const std::int64_t t = (i + pad) - k * dilation;
+  if (t < 0 || t % stride != 0) return -1;
+  return t / stride < out_size ? t / stride : -1;
+}
+
 // Parsed, validated conv attributes (TF's messages on bad values), independent of shapes.
 struct Conv2DAttrs {
   DataFormat data_format = DataFormat::NHWC;

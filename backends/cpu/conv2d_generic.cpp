@@ -22,18 +22,23 @@ std::vector<accumulator_t<T>> widened(const T* data, i64 count) {
   return out;
 }
 
-// Valid input position of tap k for output position o, or -1 in the padding.
-inline i64 input_pos(i64 o, i64 k, i64 stride, i64 dilation, i64 pad, i64 size) {
-  const i64 i = o * stride - pad + k * dilation;
-  return i >= 0 && i < size ? i : -1;
-}
+// Input position of tap k for output position o (-1 in the padding), and its transpose.
+using ops::conv_input_pos;
+using ops::conv_output_pos;
 
-// Output position that tap k maps input position i to, or -1 when none.
-inline i64 output_pos(i64 i, i64 k, i64 stride, i64 dilation, i64 pad, i64 size) {
-  const i64 t = i + pad - k * dilation;
-  if (t < 0 || t % stride != 0) return -1;
-  const i64 o = t / stride;
-  return o < size ? o : -1;
+// Calls f(tap, ih, iw) for each filter tap (tap = kh * filter_cols + kw, in that order) through
+// which output position (oh, ow) reads a position (ih, iw) inside the input.
+template <class F>
+inline void for_each_input_tap(const Conv2DGeometry& g, i64 oh, i64 ow, F&& f) {
+  for (i64 kh = 0; kh < g.filter_rows; ++kh) {
+    const i64 ih = conv_input_pos(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
+    if (ih < 0) continue;
+    for (i64 kw = 0; kw < g.filter_cols; ++kw) {
+      const i64 iw = conv_input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
+      if (iw < 0) continue;
+      f(kh * g.filter_cols + kw, ih, iw);
+    }
+  }
 }
 
 }  // namespace
@@ -59,25 +64,19 @@ void conv2d_forward_generic(const Conv2DGeometry& g, const T* x, const T* f, T* 
     std::vector<A> acc(static_cast<std::size_t>(K)), xv(static_cast<std::size_t>(C));
     for (i64 ow = 0; ow < g.out_cols; ++ow) {
       std::fill(acc.begin(), acc.end(), A(0));
-      for (i64 kh = 0; kh < g.filter_rows; ++kh) {
-        const i64 ih = input_pos(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
-        if (ih < 0) continue;
-        for (i64 kw = 0; kw < g.filter_cols; ++kw) {
-          const i64 iw = input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
-          if (iw < 0) continue;
-          const T* xp = x + n * xs.n + ih * xs.h + iw * xs.w;
-          for (i64 c = 0; c < C; ++c) xv[static_cast<std::size_t>(c)] = static_cast<A>(xp[c * xs.c]);
-          const A* ftap = fw.data() + (kh * g.filter_cols + kw) * cg * K;
-          for (i64 grp = 0; grp < g.groups; ++grp) {
-            A* a = acc.data() + grp * kg;
-            for (i64 ci = 0; ci < cg; ++ci) {
-              const A v = xv[static_cast<std::size_t>(grp * cg + ci)];
-              const A* fr = ftap + ci * K + grp * kg;
-              for (i64 k = 0; k < kg; ++k) a[k] += v * fr[k];
-            }
+      for_each_input_tap(g, oh, ow, [&](i64 tap, i64 ih, i64 iw) {
+        const T* xp = x + n * xs.n + ih * xs.h + iw * xs.w;
+        for (i64 c = 0; c < C; ++c) xv[static_cast<std::size_t>(c)] = static_cast<A>(xp[c * xs.c]);
+        const A* ftap = fw.data() + tap * cg * K;
+        for (i64 grp = 0; grp < g.groups; ++grp) {
+          A* a = acc.data() + grp * kg;
+          for (i64 ci = 0; ci < cg; ++ci) {
+            const A v = xv[static_cast<std::size_t>(grp * cg + ci)];
+            const A* fr = ftap + ci * K + grp * kg;
+            for (i64 k = 0; k < kg; ++k) a[k] += v * fr[k];
           }
         }
-      }
+      });
       T* yp = y + n * ys.n + oh * ys.h + ow * ys.w;
       for (i64 k = 0; k < K; ++k) yp[k * ys.c] = static_cast<T>(acc[static_cast<std::size_t>(k)]);
     }
@@ -103,10 +102,10 @@ void conv2d_backprop_input_generic(const Conv2DGeometry& g, const T* f, const T*
     for (i64 iw = 0; iw < g.in_cols; ++iw) {
       std::fill(acc.begin(), acc.end(), A(0));
       for (i64 kh = 0; kh < g.filter_rows; ++kh) {
-        const i64 oh = output_pos(ih, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.out_rows);
+        const i64 oh = conv_output_pos(ih, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.out_rows);
         if (oh < 0) continue;
         for (i64 kw = 0; kw < g.filter_cols; ++kw) {
-          const i64 ow = output_pos(iw, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.out_cols);
+          const i64 ow = conv_output_pos(iw, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.out_cols);
           if (ow < 0) continue;
           const T* dp = dy + n * ys.n + oh * ys.h + ow * ys.w;
           for (i64 k = 0; k < K; ++k) dv[static_cast<std::size_t>(k)] = static_cast<A>(dp[k * ys.c]);
@@ -145,25 +144,19 @@ void conv2d_backprop_filter_generic(const Conv2DGeometry& g, const T* x, const T
       for (i64 ow = 0; ow < g.out_cols; ++ow) {
         const T* dp = dy + n * ys.n + oh * ys.h + ow * ys.w;
         for (i64 k = 0; k < K; ++k) dv[static_cast<std::size_t>(k)] = static_cast<A>(dp[k * ys.c]);
-        for (i64 kh = 0; kh < g.filter_rows; ++kh) {
-          const i64 ih = input_pos(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
-          if (ih < 0) continue;
-          for (i64 kw = 0; kw < g.filter_cols; ++kw) {
-            const i64 iw = input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
-            if (iw < 0) continue;
-            const T* xp = x + n * xs.n + ih * xs.h + iw * xs.w;
-            for (i64 c = 0; c < C; ++c) xv[static_cast<std::size_t>(c)] = static_cast<A>(xp[c * xs.c]);
-            A* ptap = part + (kh * g.filter_cols + kw) * cg * K;
-            for (i64 grp = 0; grp < g.groups; ++grp) {
-              const A* d = dv.data() + grp * kg;
-              for (i64 ci = 0; ci < cg; ++ci) {
-                const A v = xv[static_cast<std::size_t>(grp * cg + ci)];
-                A* pr = ptap + ci * K + grp * kg;
-                for (i64 k = 0; k < kg; ++k) pr[k] += v * d[k];
-              }
+        for_each_input_tap(g, oh, ow, [&](i64 tap, i64 ih, i64 iw) {
+          const T* xp = x + n * xs.n + ih * xs.h + iw * xs.w;
+          for (i64 c = 0; c < C; ++c) xv[static_cast<std::size_t>(c)] = static_cast<A>(xp[c * xs.c]);
+          A* ptap = part + tap * cg * K;
+          for (i64 grp = 0; grp < g.groups; ++grp) {
+            const A* d = dv.data() + grp * kg;
+            for (i64 ci = 0; ci < cg; ++ci) {
+              const A v = xv[static_cast<std::size_t>(grp * cg + ci)];
+              A* pr = ptap + ci * K + grp * kg;
+              for (i64 k = 0; k < kg; ++k) pr[k] += v * d[k];
             }
           }
-        }
+        });
       }
     }
   });

@@ -38,20 +38,9 @@ int64_t filter_offset(const ops::Conv2DGeometry& g, int64_t kh, int64_t kw, int6
   return ((kh * g.filter_cols + kw) * g.filter_in_depth + ci) * g.out_depth + co;
 }
 
-// Input row read by output row o through filter tap k, or -1 if it lies in the padding. The
-// order (o * stride + k * dilation) - pad cannot overflow: conv2d_geometry bounds the padded size.
-int64_t input_row(int64_t o, int64_t k, int64_t stride, int64_t dilation, int64_t pad, int64_t size) {
-  const int64_t i = (o * stride + k * dilation) - pad;
-  return i >= 0 && i < size ? i : -1;
-}
-
-// The output row that reads input row i through tap k, or -1 if none does:
-// o * stride = i + pad - k * dilation must be a non-negative multiple of stride below out_size.
-int64_t output_row(int64_t i, int64_t k, int64_t stride, int64_t dilation, int64_t pad, int64_t out_size) {
-  const int64_t t = (i + pad) - k * dilation;
-  if (t < 0 || t % stride != 0) return -1;
-  return t / stride < out_size ? t / stride : -1;
-}
+// Input row read by output row o through filter tap k (-1 in the padding), and its transpose.
+using ops::conv_input_pos;
+using ops::conv_output_pos;
 
 // Each kernel gathers: one output element at a time, its whole sum in double, rounded once.
 
@@ -75,10 +64,10 @@ void conv2d(KernelContext& c) {
           const int64_t first_channel = (co / per_group) * g.filter_in_depth;
           double sum = 0.0;
           for (int64_t kh = 0; kh < g.filter_rows; ++kh) {
-            const int64_t ih = input_row(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
+            const int64_t ih = conv_input_pos(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
             if (ih < 0) continue;
             for (int64_t kw = 0; kw < g.filter_cols; ++kw) {
-              const int64_t iw = input_row(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
+              const int64_t iw = conv_input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
               if (iw < 0) continue;
               for (int64_t ci = 0; ci < g.filter_in_depth; ++ci) {
                 sum += widen<T>(x[xi(n, ih, iw, first_channel + ci)]) * widen<T>(w[filter_offset(g, kh, kw, ci, co)]);
@@ -109,10 +98,10 @@ void conv2d_backprop_input(KernelContext& c) {
           const int64_t group = ch / g.filter_in_depth, ci = ch % g.filter_in_depth;
           double sum = 0.0;
           for (int64_t kh = 0; kh < g.filter_rows; ++kh) {
-            const int64_t oh = output_row(ih, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.out_rows);
+            const int64_t oh = conv_output_pos(ih, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.out_rows);
             if (oh < 0) continue;
             for (int64_t kw = 0; kw < g.filter_cols; ++kw) {
-              const int64_t ow = output_row(iw, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.out_cols);
+              const int64_t ow = conv_output_pos(iw, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.out_cols);
               if (ow < 0) continue;
               for (int64_t co = group * per_group; co < (group + 1) * per_group; ++co) {
                 sum += widen<T>(dy[yi(n, oh, ow, co)]) * widen<T>(w[filter_offset(g, kh, kw, ci, co)]);
@@ -150,10 +139,10 @@ void conv2d_backprop_filter(KernelContext& c) {
           double sum = 0.0;
           for (int64_t n = 0; n < g.batch; ++n)
             for (int64_t oh = 0; oh < g.out_rows; ++oh) {
-              const int64_t ih = input_row(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
+              const int64_t ih = conv_input_pos(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
               if (ih < 0) continue;
               for (int64_t ow = 0; ow < g.out_cols; ++ow) {
-                const int64_t iw = input_row(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
+                const int64_t iw = conv_input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
                 if (iw < 0) continue;
                 sum += widen<T>(x[xi(n, ih, iw, ch)]) * widen<T>(dy[yi(n, oh, ow, co)]);
               }
