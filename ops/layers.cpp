@@ -5,7 +5,9 @@
 
 #include "dagrad/core/random.hpp"
 #include "dagrad/ops/array_ops.hpp"
+#include "dagrad/ops/compare_ops.hpp"
 #include "dagrad/ops/conv2d.hpp"
+#include "dagrad/ops/math_ops.hpp"
 #include "dagrad/ops/matrix_ops.hpp"
 #include "dagrad/ops/nn_ops.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
@@ -94,6 +96,14 @@ Output Layers::dense(Output x, std::string_view name, std::int64_t units, bool r
   Output y = ops::bias_add(*g_, ops::mat_mul(*g_, x, kernel, false, false, str_cat(name, "/MatMul")), bias, "NHWC",
                            str_cat(name, "/BiasAdd"));
   return relu ? ops::relu(*g_, y, str_cat(name, "/Relu")) : y;
+}
+
+ClassifierMetrics classifier_metrics(Graph& g, Output logits, Output labels) {
+  ClassifierMetrics m;
+  m.loss = ops::mean(g, ops::sparse_softmax_cross_entropy_with_logits(g, logits, labels).loss, {0}, false, "loss");
+  Output correct = ops::equal(g, ops::arg_max(g, logits, 1, DType::Int32), labels);
+  m.accuracy = ops::mean(g, ops::cast(g, correct, DType::Float32), {0}, false, "accuracy");
+  return m;
 }
 
 }  // namespace dagrad::layers

@@ -40,6 +40,14 @@ class VariableSet {
   std::vector<Output> all_, trainable_, initial_values_;
 };
 
+// The training loss and the accuracy of a classifier: the batch mean of the sparse softmax
+// cross-entropy of logits [batch, classes] against int32 labels [batch] (node "loss"), and the
+// fraction of rows whose arg-max is the label (node "accuracy"), both float32 scalars.
+struct ClassifierMetrics {
+  Output loss, accuracy;
+};
+ClassifierMetrics classifier_metrics(Graph& g, Output logits, Output labels);
+
 // Builds layers into a graph; float32, NHWC.
 class Layers {
  public:

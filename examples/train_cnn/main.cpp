@@ -49,9 +49,9 @@ struct Model {
     x = nn.max_pool(nn.conv2d(x, "conv2", 64, 5));
     x = nn.dense(nn.flatten(x), "dense1", 128, /*relu=*/true);
     logits = nn.dense(x, "dense2", 10);
-    loss = ops::mean(g, ops::sparse_softmax_cross_entropy_with_logits(g, logits, labels).loss, {0}, false, "loss");
-    Output correct = ops::equal(g, ops::arg_max(g, logits, 1, DType::Int32), labels);
-    accuracy = ops::mean(g, ops::cast(g, correct, DType::Float32), {0}, false, "accuracy");
+    const layers::ClassifierMetrics metrics = layers::classifier_metrics(g, logits, labels);
+    loss = metrics.loss;
+    accuracy = metrics.accuracy;
     step = &minimize(g, loss, vars, {.name = o.optimizer, .learning_rate = o.lr});
     init = &vars.initializer(g);
   }

@@ -33,9 +33,9 @@ struct Model {
     Output x = nn.conv2d(images, "conv1", filters, 5);
     x = nn.flatten(nn.max_pool(x));
     logits = nn.dense(x, "dense", 10);
-    loss = ops::mean(g, ops::sparse_softmax_cross_entropy_with_logits(g, logits, labels).loss, {0}, false, "loss");
-    Output correct = ops::equal(g, ops::arg_max(g, logits, 1, DType::Int32), labels);
-    accuracy = ops::mean(g, ops::cast(g, correct, DType::Float32), {0}, false, "accuracy");
+    const layers::ClassifierMetrics metrics = layers::classifier_metrics(g, logits, labels);
+    loss = metrics.loss;
+    accuracy = metrics.accuracy;
     step = &minimize(g, loss, vars, {.name = optimizer, .learning_rate = lr});
     init = &vars.initializer(g);
   }
