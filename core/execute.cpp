@@ -52,8 +52,8 @@ std::vector<Tensor> execute_kernel(const KernelCall& call, std::vector<Tensor> i
   context.variable_names = call.variable_names;
   context.stream = call.stream;
   call.kernel->fn(context);
-  // Checked after the kernel: an op whose kernel refuses to run (an unfed Placeholder of
-  // partly unknown shape) reports its own error; anything else here is a shape-function bug.
+  // Checked after the kernel (allocate_output checks before allocating): an op whose kernel
+  // refuses to run, like an unfed Placeholder of partly unknown shape, reports its own error.
   for (const auto& s : out_shapes) {
     if (!s.is_fully_defined()) fail(Code::Internal, def.name, ": output shape ", s.to_string(), " unknown at run time");
   }

@@ -19,6 +19,10 @@ KernelContext::KernelContext(std::string_view op, std::string_view node, const A
 
 Tensor& KernelContext::allocate_output(int i) {
   auto& slot = outputs_.at(static_cast<std::size_t>(i));
+  // Run-time shapes are concrete unless the op's shape function is wrong: say so, not "bad shape".
+  if (!output_shape(i).is_fully_defined()) {
+    fail(Code::Internal, op_, ": output shape ", output_shape(i).to_string(), " unknown at run time");
+  }
   slot = Tensor::empty(output_dtype(i), output_shape(i), device_);
   return slot;
 }
