@@ -40,6 +40,9 @@ void register_all(Registries& r) {
   cpu::register_nn_kernels(r.kernels);
   cpu::register_pooling_kernels(r.kernels);
   cpu::register_matmul_kernels(r.kernels);
+  cpu::register_training_kernels(r.kernels);
+  cpu::register_compare_kernels(r.kernels);
+  cpu::register_layout_kernels(r.kernels);
 
   autodiff::register_nn_gradients(r.gradients);
   autodiff::register_array_gradients(r.gradients);
@@ -54,6 +57,12 @@ void register_all(Registries& r) {
   cuda::register_math_kernels(r.kernels);
   cuda::register_state_kernels(r.kernels);
   cuda::register_conv2d_kernels(r.kernels);
+  cuda::register_nn_kernels(r.kernels);
+  cuda::register_pooling_kernels(r.kernels);
+  cuda::register_matrix_kernels(r.kernels);
+  cuda::register_compare_kernels(r.kernels);
+  cuda::register_training_kernels(r.kernels);
+  cuda::register_shape_kernels(r.kernels);
 #endif
 }
 

@@ -89,6 +89,7 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, int rep
   if (op == "filter") dagrad_call = [&] { ours = dagrad::run_op("Conv2DBackpropFilterV2", {x, f, dy}, dattrs)[0]; };
   else if (op == "input") dagrad_call = [&] { ours = dagrad::run_op("Conv2DBackpropInputV2", {x, f, dy}, dattrs)[0]; };
   else dagrad_call = [&] { ours = dagrad::run_op("Conv2D", {x, f}, dattrs)[0]; };
+  dagrad_call();  // once here: `theirs` below takes the output's shape from `ours`
 
   engine eng(engine::kind::cpu, 0);
   stream strm(eng);

@@ -52,7 +52,8 @@ if(DAGRAD_WITH_CUDA)
     CUDA_EXTENSIONS OFF
     CUDA_RUNTIME_LIBRARY Shared)
   target_compile_definitions(dagrad PUBLIC DAGRAD_WITH_CUDA)
-  target_link_libraries(dagrad PUBLIC CUDA::cudart)
+  # cuBLAS: MatMul (float32 compute, deterministic with a per-call workspace).
+  target_link_libraries(dagrad PUBLIC CUDA::cudart CUDA::cublas)
   # Device code of a static library is resolved when the final program links; no separable
   # compilation is needed because no kernel calls device code in another file.
   target_compile_options(dagrad PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -Xcompiler=-Wall>)

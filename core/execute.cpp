@@ -37,6 +37,9 @@ std::vector<Tensor> execute_kernel(const KernelCall& call, std::vector<Tensor> i
       fail(Code::FailedPrecondition, "Attempting to use uninitialized value ", var.empty() ? arg.name : var);
     }
     if (arg.host_memory && !in.device().is_cpu()) in = in.to(Device::cpu());
+    // A host-memory output (Shape's and BroadcastGradientArgs' on a GPU, as in TF) read by a
+    // device input is copied to the device, as TF's placer inserts a host-to-device copy.
+    if (!arg.host_memory && in.device().is_cpu() && !call.device.is_cpu()) in = in.to(call.device);
     if (!arg.host_memory && in.device() != call.device) {
       invalid_argument(def.name, ": input '", arg.name, "' is on ", in.device().to_string(), " but the op runs on ",
                        call.device.to_string());

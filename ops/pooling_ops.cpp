@@ -1,5 +1,6 @@
 // Schemas and builders: MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool, AvgPoolGrad, and the
-// pooling window geometry (TF's GetWindowedOutputSize with dilation 1).
+// pooling window geometry (TF's GetWindowedOutputSize with dilation 1, CheckValidPadding and
+// CheckPaddingSize for EXPLICIT padding).
 #include "dagrad/ops/pooling_ops.hpp"
 
 #include "dagrad/ops/register.hpp"
@@ -9,25 +10,74 @@ namespace {
 
 const std::vector<DType> kFloats(std::begin(kFloatingDTypes), std::end(kFloatingDTypes));
 
-// One spatial dimension: output size and padding before, for SAME or VALID.
-void window_1d(std::string_view op, std::int64_t in, std::int64_t k, std::int64_t s, bool same, std::int64_t* out,
-               std::int64_t* pad_before) {
-  *pad_before = 0;
+std::string list_to_string(const std::vector<std::int64_t>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+enum class PoolPadding { Valid, Same, Explicit };
+
+// One spatial dimension: output size and the padding before/after. For EXPLICIT, the paddings
+// come in through pad_before/pad_after; the window then slides over the padded size.
+void window_1d(std::string_view op, std::int64_t in, std::int64_t k, std::int64_t s, PoolPadding padding,
+               std::int64_t* out, std::int64_t* pad_before, std::int64_t* pad_after) {
+  if (padding != PoolPadding::Explicit) *pad_before = *pad_after = 0;
   if (in < 0) {
     *out = -1;
     return;
   }
-  if (same) {
+  if (padding == PoolPadding::Same) {
     *out = (in + s - 1) / s;
     const std::int64_t needed = std::max<std::int64_t>(0, (*out - 1) * s + k - in);
     *pad_before = needed / 2;
-  } else {
-    *out = (in - k + s) / s;
-    if (in < k) {
-      invalid_argument(op, ": Computed output size would be negative: ", (in - k) / s + 1, " [input_size: ", in,
-                       ", effective_filter_size: ", k, ", stride: ", s, "]");
-    }
+    *pad_after = needed - needed / 2;
+    return;
   }
+  std::int64_t padded = in;
+  if (padding == PoolPadding::Explicit &&
+      (__builtin_add_overflow(in, *pad_before, &padded) || __builtin_add_overflow(padded, *pad_after, &padded))) {
+    invalid_argument(op, ": padded input size ", in, " + ", *pad_before, " + ", *pad_after, " overflows int64");
+  }
+  if (padded < k) {
+    invalid_argument(op, ": Computed output size would be negative: ", (padded - k) / s + 1, " [input_size: ", in,
+                     ", effective_filter_size: ", k, ", stride: ", s, "]");
+  }
+  *out = (padded - k) / s + 1;
+}
+
+// TF's CheckValidPadding for a 4-D input, in its order and with conv2d's wording.
+void check_valid_padding(std::string_view op, const std::string& padding, const std::vector<std::int64_t>& paddings,
+                         bool nchw) {
+  if (padding != "EXPLICIT") {
+    DAGRAD_REQUIRE(paddings.empty(), op,
+                   ": explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT, got "
+                   "explicit_paddings = ",
+                   list_to_string(paddings), " with padding = ", padding);
+    return;
+  }
+  DAGRAD_REQUIRE(paddings.size() == 8, op, ": explicit_paddings attribute must contain 8 values, but got: ",
+                 paddings.size());
+  for (auto p : paddings) {
+    DAGRAD_REQUIRE(p >= 0, op, ": All elements of explicit_paddings must be nonnegative, got explicit_paddings = ",
+                   list_to_string(paddings));
+  }
+  const std::size_t c = nchw ? 1 : 3;
+  DAGRAD_REQUIRE(paddings[0] == 0 && paddings[1] == 0 && paddings[2 * c] == 0 && paddings[2 * c + 1] == 0, op,
+                 ": Nonzero explicit padding in the batch or depth dimensions is not supported, got "
+                 "explicit_paddings = ",
+                 list_to_string(paddings), ", data_format = ", nchw ? "NCHW" : "NHWC");
+}
+
+// TF's CheckPaddingSize: each explicit padding is smaller than the window along its dim.
+void check_padding_size(std::string_view op, const Pool2DGeometry& g) {
+  const auto require = [&](std::int64_t pad, std::int64_t window, const char* side) {
+    DAGRAD_REQUIRE(pad < window, op, ": ", side, " padding ", pad, " needs to be smaller than the window size ", window);
+  };
+  require(g.pad_top, g.window_rows, "Top");
+  require(g.pad_bottom, g.window_rows, "Bottom");
+  require(g.pad_left, g.window_cols, "Left");
+  require(g.pad_right, g.window_cols, "Right");
 }
 
 void require_same_shape(std::string_view op, std::string_view what, const Shape& expected, const Shape& got) {
@@ -73,16 +123,22 @@ void avg_pool_grad_shape(ShapeContext& c) {
   c.set_output(0, input);
 }
 
-OpDefBuilder& pool_attrs(OpDefBuilder& b) {
-  return b.attr_type("T", kFloats, DType::Float32)
-      .attr_list_int("ksize")
-      .attr_list_int("strides")
-      .attr_string("padding", {"SAME", "VALID"})
-      .attr_string("data_format", {"NHWC", "NCHW"}, "NHWC");
+// TF's attributes in TF's order; the max-pool ops also take EXPLICIT padding (AvgPool does not).
+OpDefBuilder& pool_attrs(OpDefBuilder& b, bool explicit_padding = false) {
+  b.attr_type("T", kFloats, DType::Float32).attr_list_int("ksize").attr_list_int("strides");
+  if (explicit_padding) {
+    b.attr_string("padding", {"SAME", "VALID", "EXPLICIT"}).attr_list_int("explicit_paddings", std::vector<std::int64_t>{});
+  } else {
+    b.attr_string("padding", {"SAME", "VALID"});
+  }
+  return b.attr_string("data_format", {"NHWC", "NCHW"}, "NHWC");
 }
 
+// explicit_paddings only when given, so that AvgPool's builders keep working with the defaults.
 AttrMap pool_attr_map(const PoolOptions& o) {
-  return {{"ksize", o.ksize}, {"strides", o.strides}, {"padding", o.padding}, {"data_format", o.data_format}};
+  AttrMap attrs = {{"ksize", o.ksize}, {"strides", o.strides}, {"padding", o.padding}, {"data_format", o.data_format}};
+  if (!o.explicit_paddings.empty()) attrs.emplace("explicit_paddings", o.explicit_paddings);
+  return attrs;
 }
 
 }  // namespace
@@ -113,6 +169,12 @@ Pool2DGeometry pool2d_geometry(std::string_view op, const AttrMap& attrs, const 
   if (ksize[static_cast<std::size_t>(c)] != 1 || strides[static_cast<std::size_t>(c)] != 1) {
     invalid_argument(op, ": pooling across the depth dimension is not supported (ksize and strides must be 1 there)");
   }
+  const auto& padding = get_attr<std::string>(attrs, "padding");
+  const auto paddings_it = attrs.find("explicit_paddings");
+  static const std::vector<std::int64_t> kNone;
+  const auto& paddings =
+      paddings_it == attrs.end() ? kNone : std::get<std::vector<std::int64_t>>(paddings_it->second);
+  check_valid_padding(op, padding, paddings, geo.nchw);
   if (input.rank() != 4) invalid_argument(op, ": input must be 4-dimensional, got shape ", input.to_string());
   geo.batch = input[0];
   geo.rows = input[h];
@@ -122,9 +184,18 @@ Pool2DGeometry pool2d_geometry(std::string_view op, const AttrMap& attrs, const 
   geo.window_cols = ksize[static_cast<std::size_t>(w)];
   geo.stride_rows = strides[static_cast<std::size_t>(h)];
   geo.stride_cols = strides[static_cast<std::size_t>(w)];
-  const bool same = get_attr<std::string>(attrs, "padding") == "SAME";
-  window_1d(op, geo.rows, geo.window_rows, geo.stride_rows, same, &geo.out_rows, &geo.pad_top);
-  window_1d(op, geo.cols, geo.window_cols, geo.stride_cols, same, &geo.out_cols, &geo.pad_left);
+  const PoolPadding mode = padding == "SAME" ? PoolPadding::Same
+                           : padding == "VALID" ? PoolPadding::Valid
+                                                : PoolPadding::Explicit;
+  if (mode == PoolPadding::Explicit) {
+    geo.pad_top = paddings[static_cast<std::size_t>(2 * h)];
+    geo.pad_bottom = paddings[static_cast<std::size_t>(2 * h + 1)];
+    geo.pad_left = paddings[static_cast<std::size_t>(2 * w)];
+    geo.pad_right = paddings[static_cast<std::size_t>(2 * w + 1)];
+    check_padding_size(op, geo);
+  }
+  window_1d(op, geo.rows, geo.window_rows, geo.stride_rows, mode, &geo.out_rows, &geo.pad_top, &geo.pad_bottom);
+  window_1d(op, geo.cols, geo.window_cols, geo.stride_cols, mode, &geo.out_cols, &geo.pad_left, &geo.pad_right);
   return geo;
 }
 
@@ -132,7 +203,11 @@ void register_pooling_ops(OpRegistry& r) {
   {
     OpDefBuilder b("MaxPool");
     b.input("input", "T").output("output", "T");
-    r.add(pool_attrs(b).shape_fn(pool_shape).doc("The maximum over each window.").build());
+    r.add(pool_attrs(b, true)
+              .shape_fn(pool_shape)
+              .doc("The maximum over each window (EXPLICIT padding: explicit_paddings, 8 ints, each smaller than "
+                   "the window).")
+              .build());
   }
   {
     OpDefBuilder b("AvgPool");
@@ -145,7 +220,7 @@ void register_pooling_ops(OpRegistry& r) {
   {
     OpDefBuilder b("MaxPoolGrad");
     b.input("orig_input", "T").input("orig_output", "T").input("grad", "T").output("output", "T");
-    r.add(pool_attrs(b)
+    r.add(pool_attrs(b, true)
               .shape_fn(max_pool_grad_shape)
               .doc("Routes each window's gradient to the first maximal input of the window.")
               .build());
@@ -153,18 +228,23 @@ void register_pooling_ops(OpRegistry& r) {
   {
     OpDefBuilder b("MaxPoolGradGrad");
     b.input("orig_input", "T").input("orig_output", "T").input("grad", "T").output("output", "T");
-    r.add(pool_attrs(b)
+    // TF's MaxPoolGradGrad has no EXPLICIT padding; dagrad's takes it (an added attribute with an
+    // empty default) so that MaxPoolGrad with EXPLICIT padding stays differentiable.
+    r.add(pool_attrs(b, true)
               .shape_fn(max_pool_grad_shape)
-              .doc("The gradient of MaxPoolGrad: each window picks grad at its first maximal input.")
+              .doc("The gradient of MaxPoolGrad: each window picks grad at its first maximal input. Unlike TF's, "
+                   "it also takes EXPLICIT padding (as MaxPoolGrad does).")
               .build());
   }
   {
     OpDefBuilder b("AvgPoolGrad");
     b.input_fixed("orig_input_shape", DType::Int32).input("grad", "T").output("output", "T");
-    r.add(pool_attrs(b)
-              .shape_fn(avg_pool_grad_shape)
-              .doc("Spreads each window's gradient evenly over the inputs it averaged.")
-              .build());
+    OpDef def = pool_attrs(b)
+                    .shape_fn(avg_pool_grad_shape)
+                    .doc("Spreads each window's gradient evenly over the inputs it averaged.")
+                    .build();
+    def.inputs[0].host_memory = true;  // read on the host (TF's HostMemory): it decides the output shape
+    r.add(std::move(def));
   }
 }
 
@@ -174,6 +254,10 @@ Output max_pool(Graph& g, Output input, const PoolOptions& options, std::string_
 Output max_pool_grad(Graph& g, Output orig_input, Output orig_output, Output grad, const PoolOptions& options,
                      std::string_view name) {
   return g.output(g.add_node("MaxPoolGrad", {orig_input, orig_output, grad}, pool_attr_map(options), name).id);
+}
+Output max_pool_grad_grad(Graph& g, Output orig_input, Output orig_output, Output grad, const PoolOptions& options,
+                          std::string_view name) {
+  return g.output(g.add_node("MaxPoolGradGrad", {orig_input, orig_output, grad}, pool_attr_map(options), name).id);
 }
 Output avg_pool(Graph& g, Output value, const PoolOptions& options, std::string_view name) {
   return g.output(g.add_node("AvgPool", {value}, pool_attr_map(options), name).id);

@@ -1,5 +1,6 @@
 // MaxPool, AvgPool, their gradients and MaxPoolGradGrad: TF's ksize/strides/padding/data_format
-// semantics, the window geometry every backend shares, and the graph builders.
+// semantics (EXPLICIT padding with explicit_paddings for the max-pool ops, as TF's MaxPool and
+// MaxPoolGrad), the window geometry every backend shares, and the graph builders.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,9 @@ struct Pool2DGeometry {
   std::int64_t batch = 0, rows = 0, cols = 0, depth = 0;
   std::int64_t window_rows = 1, window_cols = 1, stride_rows = 1, stride_cols = 1;
   std::int64_t out_rows = 0, out_cols = 0;
-  std::int64_t pad_top = 0, pad_left = 0;  // SAME pads the rest at the bottom/right
+  // Padding before each spatial dim. SAME pads the rest at the bottom/right; EXPLICIT pads are
+  // each smaller than the window (TF's rule), so a window is empty only over an empty input.
+  std::int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
 
   // Element offsets of (n, row, col, channel) in the input and the output, in the data format.
   std::int64_t in_offset(std::int64_t n, std::int64_t r, std::int64_t c, std::int64_t d) const {
@@ -29,19 +32,23 @@ struct Pool2DGeometry {
   Shape output_shape() const;
 };
 
-// Validates ksize/strides/padding/data_format (TF's messages) against the input shape.
+// Validates ksize/strides/padding/explicit_paddings/data_format (TF's messages) against the input
+// shape. explicit_paddings is read only where the op has it (the max-pool ops).
 Pool2DGeometry pool2d_geometry(std::string_view op, const AttrMap& attrs, const Shape& input);
 
 struct PoolOptions {
   std::vector<std::int64_t> ksize;    // 4 entries in data_format order, e.g. {1, 2, 2, 1}
   std::vector<std::int64_t> strides;  // 4 entries
-  std::string padding = "VALID";      // "SAME" or "VALID"
+  std::string padding = "VALID";      // "SAME", "VALID", or "EXPLICIT" (max-pool ops only)
+  std::vector<std::int64_t> explicit_paddings;  // 8 entries (before, after per dim) iff EXPLICIT
   std::string data_format = "NHWC";
 };
 
 Output max_pool(Graph& g, Output input, const PoolOptions& options, std::string_view name = {});
 Output max_pool_grad(Graph& g, Output orig_input, Output orig_output, Output grad, const PoolOptions& options,
                      std::string_view name = {});
+Output max_pool_grad_grad(Graph& g, Output orig_input, Output orig_output, Output grad, const PoolOptions& options,
+                          std::string_view name = {});
 Output avg_pool(Graph& g, Output value, const PoolOptions& options, std::string_view name = {});
 // orig_input_shape: an int32 vector of 4 dims.
 Output avg_pool_grad(Graph& g, Output orig_input_shape, Output grad, const PoolOptions& options,

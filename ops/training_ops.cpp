@@ -1,6 +1,7 @@
 // Schemas and builders: ApplyGradientDescent, ApplyMomentum, ApplyAdam.
 #include "dagrad/ops/training_ops.hpp"
 
+#include "dagrad/core/variables.hpp"
 #include "dagrad/ops/register.hpp"
 
 namespace dagrad::ops {
@@ -32,6 +33,17 @@ void set_var_output(ShapeContext& c, int grad_index) {
 }
 
 }  // namespace
+
+Tensor& ref_variable(KernelContext& c, int i, int like_input) {
+  if (c.variables == nullptr) invalid_argument(c.op_name(), ": variables exist only inside a Session");
+  const std::string& name = c.variable_names.at(static_cast<std::size_t>(i));
+  Tensor& value = c.variables->get(name);  // "Attempting to use uninitialized value NAME"
+  if (value.shape() != c.input(like_input).shape()) {
+    invalid_argument(c.op_name(), ": var and grad do not have the same shape", value.shape().to_string(), " ",
+                     c.input(like_input).shape().to_string(), " (variable '", name, "')");
+  }
+  return value;
+}
 
 void register_training_ops(OpRegistry& r) {
   r.add(OpDefBuilder("ApplyGradientDescent")

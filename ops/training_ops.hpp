@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "dagrad/core/graph.hpp"
+#include "dagrad/core/kernel_registry.hpp"
 
 namespace dagrad::ops {
 
@@ -21,5 +22,9 @@ struct AdamInputs {
   Output var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad;
 };
 Output apply_adam(Graph& g, const AdamInputs& in, bool use_nesterov = false, std::string_view name = {});
+
+// For the kernels of every backend: the stored variable behind ref input i, checked against the
+// shape of input like_input (the gradient), with TF's messages.
+Tensor& ref_variable(KernelContext& c, int i, int like_input);
 
 }  // namespace dagrad::ops

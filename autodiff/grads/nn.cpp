@@ -65,6 +65,8 @@ Output shape_int32(Graph& g, Output x) {
 }
 
 constexpr std::initializer_list<const char*> kPoolAttrs = {"ksize", "strides", "padding", "data_format"};
+constexpr std::initializer_list<const char*> kMaxPoolAttrs = {"ksize", "strides", "padding", "explicit_paddings",
+                                                            "data_format"};
 
 Grads mat_mul_grad(Graph& g, const Node& n, const std::vector<Output>& grads) {
   const bool ta = get_attr<bool>(n.attrs, "transpose_a"), tb = get_attr<bool>(n.attrs, "transpose_b");
@@ -122,15 +124,15 @@ void register_nn_gradients(GradientRegistry& r) {
     return {xent_logits_grad(g, n, d), std::nullopt};
   });
   r.add("MaxPool", [](Graph& g, const Node& n, const std::vector<Output>& d) -> Grads {
-    return {add_like(g, "MaxPoolGrad", {n.inputs[0], out(g, n), d[0]}, n, kPoolAttrs)};
+    return {add_like(g, "MaxPoolGrad", {n.inputs[0], out(g, n), d[0]}, n, kMaxPoolAttrs)};
   });
   r.add("MaxPoolGrad", [](Graph& g, const Node& n, const std::vector<Output>& d) -> Grads {
     return {ops::zeros_like(g, n.inputs[0]), ops::zeros_like(g, n.inputs[1]),
-            add_like(g, "MaxPoolGradGrad", {n.inputs[0], n.inputs[1], d[0]}, n, kPoolAttrs)};
+            add_like(g, "MaxPoolGradGrad", {n.inputs[0], n.inputs[1], d[0]}, n, kMaxPoolAttrs)};
   });
   r.add("MaxPoolGradGrad", [](Graph& g, const Node& n, const std::vector<Output>& d) -> Grads {
     return {ops::zeros_like(g, n.inputs[0]), ops::zeros_like(g, n.inputs[1]),
-            add_like(g, "MaxPoolGrad", {n.inputs[0], n.inputs[1], d[0]}, n, kPoolAttrs)};
+            add_like(g, "MaxPoolGrad", {n.inputs[0], n.inputs[1], d[0]}, n, kMaxPoolAttrs)};
   });
   r.add("AvgPool", [](Graph& g, const Node& n, const std::vector<Output>& d) -> Grads {
     return {add_like(g, "AvgPoolGrad", {shape_int32(g, n.inputs[0]), d[0]}, n, kPoolAttrs)};

@@ -39,11 +39,20 @@ void conv2d_backprop_input_generic(const ops::Conv2DGeometry& g, const T* f, con
 template <class T>
 void conv2d_backprop_filter_generic(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df);
 
-// The float32 NHWC, groups = 1 fast paths on register-tiled micro-kernels (implicit GEMM).
+// The float32 NHWC fast paths on register-tiled micro-kernels (implicit GEMM): forward and input
+// gradient where conv2d_fast_path_applies (groups = 1 or not too thin), the filter gradient for any groups.
 bool conv2d_fast_path_applies(const ops::Conv2DGeometry& g);
 void conv2d_forward_fast(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 void conv2d_backprop_input_fast(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
+
+// The native bfloat16 NHWC, groups = 1 filter gradient on AVX-512 BF16 (conv2d_fast_bf16.cpp):
+// float32 accumulation, one rounding to bfloat16. Call only where conv2d_bf16_native_available().
+bool conv2d_bf16_native_available();
+void conv2d_backprop_filter_bf16(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* dy, bfloat16* df);
+// Conv2D and its input gradient the same way (conv2d_fast_bf16_rows.cpp).
+void conv2d_forward_bf16(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y);
+void conv2d_backprop_input_bf16(const ops::Conv2DGeometry& g, const bfloat16* f, const bfloat16* dy, bfloat16* dx);
 
 // Number of fixed reduction chunks of the filter gradient: a function of the shapes only, so
 // partial sums and their combine order never depend on the thread count.

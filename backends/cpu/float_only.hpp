@@ -18,3 +18,16 @@ auto float_only(F make) {
 }
 
 }  // namespace dagrad::cpu
+
+namespace dagrad::cpu {
+
+// As float_only, for kernels that also handle half and bfloat16 (accumulating in float).
+template <class F>
+auto any_float(F make) {
+  return [make]<class T>() -> KernelFn {
+    if constexpr (is_floating_v<T>) return make.template operator()<T>();
+    else return nullptr;
+  };
+}
+
+}  // namespace dagrad::cpu

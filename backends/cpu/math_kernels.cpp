@@ -1,4 +1,4 @@
-// CPU kernels for Add/AddV2/Sub/Mul (broadcasting), Neg, AddN, Sum and Mean: split over fixed
+// CPU kernels for Add/AddV2/Sub/Mul (broadcasting), Neg, Reciprocal, AddN, Sum and Mean: split over fixed
 // blocks with tbb::parallel_for. Elementwise results do not depend on the split at all; float
 // reductions sum in double over fixed chunks combined in chunk order, so they are deterministic.
 // One float op on half/bfloat16 operands rounds correctly (float has >= 2p+2 bits for both), so
@@ -8,6 +8,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/broadcast.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/core/tensor.hpp"
 #include "dagrad/ops/shape_util.hpp"
@@ -48,45 +49,6 @@ void blocks(i64 n, F&& body) {
   tbb::parallel_for(i64{0}, (n + kBlock - 1) / kBlock, [&](i64 b) { body(b * kBlock, std::min(n, (b + 1) * kBlock)); });
 }
 
-// Output dims with the strides of x and y over them (0 where broadcast), adjacent dims merged.
-struct Broadcast {
-  std::vector<i64> dims, sx, sy;
-};
-Broadcast plan_broadcast(const Shape& out, const Shape& x, const Shape& y) {
-  const int r = out.rank();
-  std::vector<i64> dims(static_cast<std::size_t>(r)), sx(dims.size()), sy(dims.size());
-  i64 ax = 1, ay = 1;
-  for (int a = r - 1; a >= 0; --a) {
-    const int ix = a - (r - x.rank()), iy = a - (r - y.rank());
-    const i64 dx = ix >= 0 ? x[ix] : 1, dy = iy >= 0 ? y[iy] : 1;
-    dims[static_cast<std::size_t>(a)] = out[a];
-    sx[static_cast<std::size_t>(a)] = dx == 1 ? 0 : ax;
-    sy[static_cast<std::size_t>(a)] = dy == 1 ? 0 : ay;
-    ax *= dx;
-    ay *= dy;
-  }
-  Broadcast b;
-  for (std::size_t a = 0; a < dims.size(); ++a) {
-    if (dims[a] == 1) continue;
-    if (!b.dims.empty()) {
-      // Merge with the previous dim when both operands step through them as one.
-      const i64 d = dims[a];
-      const bool mx = b.sx.back() == sx[a] * d, my = b.sy.back() == sy[a] * d;
-      if (mx && my) {
-        b.dims.back() *= d;
-        b.sx.back() = sx[a];
-        b.sy.back() = sy[a];
-        continue;
-      }
-    }
-    b.dims.push_back(dims[a]);
-    b.sx.push_back(sx[a]);
-    b.sy.push_back(sy[a]);
-  }
-  if (b.dims.empty()) b = {{1}, {0}, {0}};
-  return b;
-}
-
 template <class T, class Op>
 void binary(KernelContext& c, Op op) {
   const Tensor& xt = c.input(0);
@@ -99,16 +61,10 @@ void binary(KernelContext& c, Op op) {
   const i64 inner = b.dims.back(), isx = b.sx.back(), isy = b.sy.back();
   const i64 rows = out.num_elements() / std::max<i64>(inner, 1);
   const i64 rows_per_task = std::max<i64>(1, kBlock / std::max<i64>(inner, 1));
-  const int outer_rank = static_cast<int>(b.dims.size()) - 1;
   tbb::parallel_for(i64{0}, (rows + rows_per_task - 1) / rows_per_task, [&](i64 task) {
     for (i64 row = task * rows_per_task; row < std::min(rows, (task + 1) * rows_per_task); ++row) {
-      i64 ox = 0, oy = 0, rest = row;
-      for (int a = outer_rank - 1; a >= 0; --a) {
-        const i64 i = rest % b.dims[static_cast<std::size_t>(a)];
-        rest /= b.dims[static_cast<std::size_t>(a)];
-        ox += i * b.sx[static_cast<std::size_t>(a)];
-        oy += i * b.sy[static_cast<std::size_t>(a)];
-      }
+      i64 ox = 0, oy = 0;
+      b.row_offsets(row, &ox, &oy);
       const T* xr = x + ox;
       const T* yr = y + oy;
       T* zr = z + row * inner;
@@ -224,6 +180,27 @@ void reduce(KernelContext& c, bool mean) {
   });
 }
 
+// 1 / x. One float division of a half/bfloat16 value rounds correctly (see above), so this
+// matches the reference's double division bit for bit. Integer zeros are found before any work,
+// so the error is raised on the calling thread, as the reference raises it.
+template <class T>
+void reciprocal(KernelContext& c) {
+  const Tensor& in = c.input(0);
+  const T* x = in.data<T>();
+  const i64 n = in.num_elements();
+  if constexpr (!is_floating_v<T>) {
+    if (std::find(x, x + n, T(0)) != x + n) invalid_argument("Reciprocal: Integer division by zero");
+  }
+  T* y = c.allocate_output(0).data<T>();
+  blocks(n, [&](i64 b, i64 e) {
+    if constexpr (is_floating_v<T>) {
+      for (i64 i = b; i < e; ++i) y[i] = static_cast<T>(calc_t<T>(1) / up(x[i]));
+    } else {
+      for (i64 i = b; i < e; ++i) y[i] = static_cast<T>(T(1) / x[i]);  // signed: 1 / -1 is -1
+    }
+  });
+}
+
 }  // namespace
 
 void register_math_kernels(KernelRegistry& r) {
@@ -253,6 +230,7 @@ void register_math_kernels(KernelRegistry& r) {
       });
     };
   });
+  add_kernels(r, "Reciprocal", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn { return reciprocal<T>; });
   add_kernels(r, "AddN", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& out = c.allocate_output(0);

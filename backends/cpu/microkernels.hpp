@@ -14,6 +14,9 @@ struct MicroKernels {
   // C[r][c_off + 0:n] (+)= sum_{t<taps} sum_{j<len} a[t*mr + r][a_off + j] * b[t][j*ldb + 0:n], r < mr.
   void (*rows)(int mr, long long n, const float* const* a, long long a_off, const float* const* b, long long taps,
                long long len, long long ldb, float* const* c, long long c_off, bool accumulate);
+  // The same with b transposed: b[t][col*ldb + j]. Vectorised along j; for n below a vector.
+  void (*rows_t)(int mr, long long n, const float* const* a, long long a_off, const float* const* b, long long taps,
+                 long long len, long long ldb, float* const* c, long long c_off, bool accumulate);
   // d[r*ldd + 0:n] += sum_{p<npix} x[p][c0 + r] * y[p][k0 + 0:n], r < mr.
   void (*pixels)(int mr, long long n, const float* const* x, long long c0, const float* const* y, long long k0,
                  long long npix, float* d, long long ldd);

@@ -1,5 +1,5 @@
-// CPU kernels (oneTBB): BiasAdd, BiasAddGrad, Relu, ReluGrad, Softmax and the sparse softmax
-// cross-entropy. Each output element is computed by one task in a fixed order, and BiasAddGrad
+// CPU kernels (oneTBB): BiasAdd, BiasAddGrad, Relu, ReluGrad, Softmax and the dense and sparse
+// softmax cross-entropies. Each output element is computed by one task in a fixed order, and BiasAddGrad
 // sums fixed-size row blocks combined in block order, so results never depend on thread count.
 #include <algorithm>
 #include <cmath>
@@ -147,6 +147,34 @@ void sparse_xent(KernelContext& c) {
   });
 }
 
+// Dense-label softmax cross-entropy. The rows are short and this op runs once per step, so each
+// row uses the reference's double arithmetic in its order: results equal the reference bit for
+// bit, for half and bfloat16 too.
+template <class T>
+void xent(KernelContext& c) {
+  const Tensor& logits = c.input(0);
+  const std::int64_t rows = logits.shape()[0], classes = logits.shape()[1];
+  const T* x = logits.data<T>();
+  const T* labels = c.input(1).data<T>();
+  T* loss = c.allocate_output(0).data<T>();
+  T* backprop = c.allocate_output(1).data<T>();
+  parallel_rows(rows, classes, [&](std::int64_t r) {
+    const T* row = x + r * classes;
+    double max = -INFINITY;
+    for (std::int64_t j = 0; j < classes; ++j) max = std::max(max, widen<T>(row[j]));
+    double sum = 0;
+    for (std::int64_t j = 0; j < classes; ++j) sum += std::exp(widen<T>(row[j]) - max);
+    const double log_sum = std::log(sum);
+    double total = 0;
+    for (std::int64_t j = 0; j < classes; ++j) {
+      const double s = widen<T>(row[j]) - max, label = widen<T>(labels[r * classes + j]);
+      total += label * (log_sum - s);
+      backprop[r * classes + j] = narrow<T>(std::exp(s - log_sum) - label);
+    }
+    loss[r] = narrow<T>(total);
+  });
+}
+
 }  // namespace
 
 void register_nn_kernels(KernelRegistry& r) {
@@ -162,6 +190,9 @@ void register_nn_kernels(KernelRegistry& r) {
   add_kernels(r, "LogSoftmax", kCpu, kBackend, kPriority, types, float_only([]<class T>() -> KernelFn {
                 return [](KernelContext& c) { softmax<T>(c, true); };
               }));
+  add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority,
+              {DType::Half, DType::BFloat16, DType::Float32, DType::Float64},
+              []<class T>() -> KernelFn { return xent<T>; });
   add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, types,
               float_only([]<class T>() -> KernelFn {
                 return [](KernelContext& c) {

@@ -1,7 +1,13 @@
-// CPU kernels (oneTBB): MaxPool, MaxPoolGrad and AvgPool. Parallel over images; within an image
-// the loops run in a fixed order, so results do not depend on the thread count. The window's
-// max is its first maximal element in row-major order (TF's rule), as in the reference kernels.
+// CPU kernels (oneTBB): MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool and AvgPoolGrad for every
+// float dtype (half and bfloat16 compare and accumulate in float). Forward windows run in parallel
+// over (image, output row); MaxPoolGrad scatters per image in a fixed order and AvgPoolGrad
+// gathers per input row, so results never depend on the thread count.
+// A window's max is its first maximal element in row-major order (TF's rule, as the reference).
+// An empty window (EXPLICIT padding over an input with no rows or columns) has no max: MaxPool
+// gives the lowest finite value there, as TF's CPU kernel, and the gradients route nothing.
 #include <algorithm>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <tbb/parallel_for.h>
@@ -13,93 +19,213 @@
 namespace dagrad::cpu {
 namespace {
 
+using i64 = std::int64_t;
+using ops::Pool2DGeometry;
 constexpr auto kCpu = Device::Kind::CPU;
+const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
-// Calls f(out row, out col, window row range, window col range) per output position; the
-// ranges are clipped to the input.
-template <class F>
-void for_each_output(const ops::Pool2DGeometry& geo, F&& f) {
-  for (std::int64_t orow = 0; orow < geo.out_rows; ++orow) {
-    const std::int64_t r0 = orow * geo.stride_rows - geo.pad_top;
-    const std::int64_t r_begin = std::max<std::int64_t>(r0, 0), r_end = std::min(r0 + geo.window_rows, geo.rows);
-    for (std::int64_t ocol = 0; ocol < geo.out_cols; ++ocol) {
-      const std::int64_t c0 = ocol * geo.stride_cols - geo.pad_left;
-      const std::int64_t c_begin = std::max<std::int64_t>(c0, 0), c_end = std::min(c0 + geo.window_cols, geo.cols);
-      f(orow, ocol, r_begin, r_end, c_begin, c_end);
-    }
-  }
+Pool2DGeometry geometry(KernelContext& c, const Shape& input) {
+  return ops::pool2d_geometry(c.op_name(), c.attrs(), input);
 }
 
-// For NHWC the channel loop is innermost and contiguous; NCHW uses the same code with strides.
-template <class T, class Visit>
-void max_pool_image(const ops::Pool2DGeometry& geo, std::int64_t n, const T* x, Visit&& visit) {
-  std::vector<std::int64_t> best(static_cast<std::size_t>(geo.depth));
-  for_each_output(geo, [&](std::int64_t orow, std::int64_t ocol, std::int64_t rb, std::int64_t re, std::int64_t cb,
-                              std::int64_t ce) {
-    for (std::int64_t d = 0; d < geo.depth; ++d) best[static_cast<std::size_t>(d)] = geo.in_offset(n, rb, cb, d);
-    for (std::int64_t r = rb; r < re; ++r) {
-      for (std::int64_t col = cb; col < ce; ++col) {
-        for (std::int64_t d = 0; d < geo.depth; ++d) {
-          const std::int64_t k = geo.in_offset(n, r, col, d);
-          if (x[k] > x[best[static_cast<std::size_t>(d)]]) best[static_cast<std::size_t>(d)] = k;
+// Window rows (or columns) [begin, end) of output position o, clipped to the input.
+struct Span {
+  i64 begin, end;
+};
+Span window(i64 o, i64 stride, i64 pad, i64 size, i64 extent) {
+  const i64 start = o * stride - pad;
+  return {std::max<i64>(start, 0), std::min(start + size, extent)};
+}
+
+// Element stride of the channel dim in the input and the output.
+i64 in_depth_stride(const Pool2DGeometry& g) { return g.nchw ? g.rows * g.cols : 1; }
+i64 out_depth_stride(const Pool2DGeometry& g) { return g.nchw ? g.out_rows * g.out_cols : 1; }
+
+// Calls f(n, orow) for every output row, in parallel.
+template <class F>
+void parallel_out_rows(const Pool2DGeometry& g, F&& f) {
+  tbb::parallel_for(i64{0}, g.batch * g.out_rows, [&](i64 task) { f(task / g.out_rows, task % g.out_rows); });
+}
+
+// For each output element of row (n, orow): visit(output offset, max value, input offset of the
+// window's first maximum, or -1 for an empty window). The channel loop is innermost (contiguous in
+// NHWC) and branch-free: a value replaces the best only when strictly greater (the first maximum
+// wins, and a NaN never replaces), so with WithIndex false it compiles to packed max instructions.
+template <bool WithIndex, class T, class Visit>
+void max_row(const Pool2DGeometry& g, i64 n, i64 orow, const T* x, Visit&& visit) {
+  using A = accumulator_t<T>;
+  const i64 ds = in_depth_stride(g), ods = out_depth_stride(g);
+  std::vector<A> best_value(static_cast<std::size_t>(g.depth));
+  std::vector<i64> best_index(WithIndex ? static_cast<std::size_t>(g.depth) : 0);
+  A* bv = best_value.data();
+  i64* bi = best_index.data();
+  const Span rows = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
+  for (i64 ocol = 0; ocol < g.out_cols; ++ocol) {
+    const Span cols = window(ocol, g.stride_cols, g.pad_left, g.window_cols, g.cols);
+    const i64 out = g.out_offset(n, orow, ocol, 0);
+    if (rows.begin >= rows.end || cols.begin >= cols.end) {
+      for (i64 d = 0; d < g.depth; ++d) visit(out + d * ods, A(0), i64{-1});
+      continue;
+    }
+    const i64 first = g.in_offset(n, rows.begin, cols.begin, 0);
+    for (i64 d = 0; d < g.depth; ++d) {
+      bv[d] = static_cast<A>(x[first + d * ds]);
+      if constexpr (WithIndex) bi[d] = first + d * ds;
+    }
+    for (i64 r = rows.begin; r < rows.end; ++r) {
+      for (i64 col = cols.begin; col < cols.end; ++col) {
+        const i64 base = g.in_offset(n, r, col, 0);
+        const T* p = x + base;
+        const auto update = [&](i64 d, i64 step) {
+          const A v = static_cast<A>(p[d * step]);
+          const bool greater = v > bv[d];
+          bv[d] = greater ? v : bv[d];
+          if constexpr (WithIndex) bi[d] = greater ? base + d * step : bi[d];
+        };
+        if (ds == 1) {
+          for (i64 d = 0; d < g.depth; ++d) update(d, 1);
+        } else {
+          for (i64 d = 0; d < g.depth; ++d) update(d, ds);
         }
       }
     }
-    for (std::int64_t d = 0; d < geo.depth; ++d) visit(geo.out_offset(n, orow, ocol, d), best[static_cast<std::size_t>(d)]);
+    for (i64 d = 0; d < g.depth; ++d) visit(out + d * ods, bv[d], WithIndex ? bi[d] : i64{0});
+  }
+}
+
+template <class T>
+void max_pool(KernelContext& c) {
+  const auto g = geometry(c, c.input(0).shape());
+  const T* x = c.input(0).data<T>();
+  T* y = c.allocate_output(0).data<T>();
+  const T lowest = std::numeric_limits<T>::lowest();
+  parallel_out_rows(g, [&](i64 n, i64 orow) {
+    max_row<false>(g, n, orow, x, [&](i64 o, accumulator_t<T> value, i64 k) {
+      y[o] = k < 0 ? lowest : static_cast<T>(value);  // value is an input element: exact
+    });
   });
 }
 
-ops::Pool2DGeometry geometry(KernelContext& c, const Shape& input) { return ops::pool2d_geometry(c.op_name(), c.attrs(), input); }
+template <class T>
+void max_pool_grad_grad(KernelContext& c) {
+  const auto g = geometry(c, c.input(0).shape());
+  const T* x = c.input(0).data<T>();
+  const T* grad = c.input(2).data<T>();
+  T* y = c.allocate_output(0).data<T>();
+  parallel_out_rows(g, [&](i64 n, i64 orow) {
+    max_row<true>(g, n, orow, x, [&](i64 o, accumulator_t<T>, i64 k) { y[o] = k < 0 ? T(0) : grad[k]; });
+  });
+}
+
+// One task per image: finds each window's max and adds its gradient there, in output-row order
+// (accumulating in float for half/bfloat16). Windows of one image touch only that image, and no
+// buffer of max locations is needed (fresh pages cost more here than the arithmetic).
+template <class T>
+void max_pool_grad(KernelContext& c) {
+  using A = accumulator_t<T>;
+  const auto g = geometry(c, c.input(0).shape());
+  const T* x = c.input(0).data<T>();
+  const T* grad = c.input(2).data<T>();
+  T* dx = c.allocate_output(0).data<T>();
+  const i64 image = g.rows * g.cols * g.depth;
+  tbb::parallel_for(i64{0}, g.batch, [&](i64 n) {
+    std::vector<A> scratch;
+    A* acc = nullptr;
+    if constexpr (std::is_same_v<A, T>) {
+      acc = dx + n * image;
+    } else {
+      scratch.resize(static_cast<std::size_t>(image));
+      acc = scratch.data();
+    }
+    std::fill(acc, acc + image, A(0));
+    for (i64 orow = 0; orow < g.out_rows; ++orow) {
+      max_row<true>(g, n, orow, x, [&](i64 o, A, i64 k) {
+        if (k >= 0) acc[k - n * image] += static_cast<A>(grad[o]);
+      });
+    }
+    if constexpr (!std::is_same_v<A, T>) {
+      for (i64 i = 0; i < image; ++i) dx[n * image + i] = static_cast<T>(acc[i]);
+    }
+  });
+}
+
+template <class T>
+void avg_pool(KernelContext& c) {
+  using A = accumulator_t<T>;
+  const auto g = geometry(c, c.input(0).shape());
+  const T* x = c.input(0).data<T>();
+  T* y = c.allocate_output(0).data<T>();
+  const i64 ds = in_depth_stride(g), ods = out_depth_stride(g);
+  parallel_out_rows(g, [&](i64 n, i64 orow) {
+    std::vector<A> sum(static_cast<std::size_t>(g.depth));
+    const Span rows = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
+    for (i64 ocol = 0; ocol < g.out_cols; ++ocol) {
+      const Span cols = window(ocol, g.stride_cols, g.pad_left, g.window_cols, g.cols);
+      std::fill(sum.begin(), sum.end(), A(0));
+      for (i64 r = rows.begin; r < rows.end; ++r) {
+        for (i64 col = cols.begin; col < cols.end; ++col) {
+          const T* p = x + g.in_offset(n, r, col, 0);
+          for (i64 d = 0; d < g.depth; ++d) sum[static_cast<std::size_t>(d)] += static_cast<A>(p[d * ds]);
+        }
+      }
+      // SAME windows average only the elements inside the input (AvgPool has no EXPLICIT padding).
+      const A count = static_cast<A>((rows.end - rows.begin) * (cols.end - cols.begin));
+      T* out = y + g.out_offset(n, orow, ocol, 0);
+      for (i64 d = 0; d < g.depth; ++d) out[d * ods] = static_cast<T>(sum[static_cast<std::size_t>(d)] / count);
+    }
+  });
+}
+
+// Output rows (or columns) whose windows contain input position i: [first, last].
+Span covering(i64 i, i64 stride, i64 pad, i64 size, i64 out_size) {
+  const i64 lo = i + pad - size + 1;
+  return {lo <= 0 ? 0 : (lo + stride - 1) / stride, std::min(out_size - 1, (i + pad) / stride)};
+}
+
+// Each input element gathers grad / count from the windows that contain it, row by row.
+template <class T>
+void avg_pool_grad(KernelContext& c) {
+  using A = accumulator_t<T>;
+  const T* grad = c.input(1).data<T>();
+  Tensor& out = c.allocate_output(0);
+  const auto g = geometry(c, out.shape());
+  T* dx = out.data<T>();
+  const i64 ds = in_depth_stride(g), ods = out_depth_stride(g);
+  tbb::parallel_for(i64{0}, g.batch * g.rows, [&](i64 task) {
+    const i64 n = task / g.rows, r = task % g.rows;
+    std::vector<A> acc(static_cast<std::size_t>(g.depth));
+    const Span orows = covering(r, g.stride_rows, g.pad_top, g.window_rows, g.out_rows);
+    for (i64 col = 0; col < g.cols; ++col) {
+      const Span ocols = covering(col, g.stride_cols, g.pad_left, g.window_cols, g.out_cols);
+      std::fill(acc.begin(), acc.end(), A(0));
+      for (i64 orow = orows.begin; orow <= orows.end; ++orow) {
+        const Span wr = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
+        for (i64 ocol = ocols.begin; ocol <= ocols.end; ++ocol) {
+          const Span wc = window(ocol, g.stride_cols, g.pad_left, g.window_cols, g.cols);
+          const A count = static_cast<A>((wr.end - wr.begin) * (wc.end - wc.begin));
+          const T* p = grad + g.out_offset(n, orow, ocol, 0);
+          for (i64 d = 0; d < g.depth; ++d) acc[static_cast<std::size_t>(d)] += static_cast<A>(p[d * ods]) / count;
+        }
+      }
+      T* q = dx + g.in_offset(n, r, col, 0);
+      for (i64 d = 0; d < g.depth; ++d) q[d * ds] = static_cast<T>(acc[static_cast<std::size_t>(d)]);
+    }
+  });
+}
 
 }  // namespace
 
 void register_pooling_kernels(KernelRegistry& r) {
-  const std::initializer_list<DType> types = {DType::Float32, DType::Float64};
-  add_kernels(r, "MaxPool", kCpu, kBackend, kPriority, types, float_only([]<class T>() -> KernelFn {
-    return [](KernelContext& c) {
-      const auto geo = geometry(c, c.input(0).shape());
-      const T* x = c.input(0).data<T>();
-      T* y = c.allocate_output(0).data<T>();
-      tbb::parallel_for(std::int64_t{0}, geo.batch, [&](std::int64_t n) {
-        max_pool_image(geo, n, x, [&](std::int64_t o, std::int64_t k) { y[o] = x[k]; });
-      });
-    };
-  }));
-  add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, types, float_only([]<class T>() -> KernelFn {
-    return [](KernelContext& c) {
-      const auto geo = geometry(c, c.input(0).shape());
-      const T* x = c.input(0).data<T>();
-      const T* grad = c.input(2).data<T>();
-      Tensor& out = c.allocate_output(0);
-      T* dx = out.data<T>();
-      const std::int64_t image = geo.rows * geo.cols * geo.depth;
-      // Each image's windows only touch that image, so images are independent tasks.
-      tbb::parallel_for(std::int64_t{0}, geo.batch, [&](std::int64_t n) {
-        std::fill(dx + n * image, dx + (n + 1) * image, T(0));
-        max_pool_image(geo, n, x, [&](std::int64_t o, std::int64_t k) { dx[k] += grad[o]; });
-      });
-    };
-  }));
-  add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, types, float_only([]<class T>() -> KernelFn {
-    return [](KernelContext& c) {
-      const auto geo = geometry(c, c.input(0).shape());
-      const T* x = c.input(0).data<T>();
-      T* y = c.allocate_output(0).data<T>();
-      tbb::parallel_for(std::int64_t{0}, geo.batch, [&](std::int64_t n) {
-        for_each_output(geo, [&](std::int64_t orow, std::int64_t ocol, std::int64_t rb, std::int64_t re,
-                                    std::int64_t cb, std::int64_t ce) {
-          const T count = static_cast<T>((re - rb) * (ce - cb));
-          for (std::int64_t d = 0; d < geo.depth; ++d) {
-            T sum = 0;
-            for (std::int64_t r = rb; r < re; ++r) {
-              for (std::int64_t col = cb; col < ce; ++col) sum += x[geo.in_offset(n, r, col, d)];
-            }
-            y[geo.out_offset(n, orow, ocol, d)] = sum / count;
-          }
-        });
-      });
-    };
-  }));
+  add_kernels(r, "MaxPool", kCpu, kBackend, kPriority, kFloats,
+              any_float([]<class T>() -> KernelFn { return max_pool<T>; }));
+  add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kFloats,
+              any_float([]<class T>() -> KernelFn { return max_pool_grad<T>; }));
+  add_kernels(r, "MaxPoolGradGrad", kCpu, kBackend, kPriority, kFloats,
+              any_float([]<class T>() -> KernelFn { return max_pool_grad_grad<T>; }));
+  add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, kFloats,
+              any_float([]<class T>() -> KernelFn { return avg_pool<T>; }));
+  add_kernels(r, "AvgPoolGrad", kCpu, kBackend, kPriority, kFloats,
+              any_float([]<class T>() -> KernelFn { return avg_pool_grad<T>; }));
 }
 
 }  // namespace dagrad::cpu

@@ -11,6 +11,7 @@
 
 #include "dagrad/backends/cuda/conv2d_kernels.hpp"
 #include "dagrad/backends/cuda/glue.hpp"
+#include "dagrad/backends/cuda/tf32.hpp"
 
 namespace dagrad::cuda {
 namespace {
@@ -102,9 +103,11 @@ bool run_cudnn_conv(KernelContext& c, ConvKind kind) {
                                               i32(g.stride_cols), i32(g.dilation_rows), i32(g.dilation_cols),
                                               CUDNN_CROSS_CORRELATION, compute), "conv descriptor");
   check_cudnn(cudnnSetConvolutionGroupCount(conv.d, i32(g.groups)), "group count");
-  // Tensor cores for half/bfloat16; plain FMA for float32 (no silent TF32), as dagrad's kernels.
+  // Tensor cores for half/bfloat16; plain FMA for float32 (no silent TF32), as dagrad's kernels,
+  // unless the user opted in to TF32 (tf32.hpp). float64 always uses FMA.
   const bool reduced = dtype == DType::Half || dtype == DType::BFloat16;
-  check_cudnn(cudnnSetConvolutionMathType(conv.d, reduced ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "math type");
+  const bool tensor_ops = reduced || (dtype == DType::Float32 && tf32_allowed());
+  check_cudnn(cudnnSetConvolutionMathType(conv.d, tensor_ops ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), "math type");
 
   cudnnHandle_t handle = handle_for(c.device().index);
   check_cudnn(cudnnSetStream(handle, as_stream(launch.stream)), "cudnnSetStream");

@@ -1,9 +1,10 @@
-// CUDA kernels: Add/AddV2/Sub/Mul with broadcasting, Neg, AddN, Sum, Mean.
+// CUDA kernels: Add/AddV2/Sub/Mul with broadcasting, Neg, Reciprocal, AddN, Sum, Mean.
 #include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "dagrad/backends/cuda/glue.hpp"
+#include "dagrad/backends/cuda/launch_ops.hpp"
 
 namespace dagrad::cuda {
 namespace {
@@ -70,6 +71,25 @@ void add_n(KernelContext& c) {
   }
 }
 
+void reciprocal(KernelContext& c) {
+  Launch launch(c);
+  Tensor& out = c.allocate_output(0);
+  const ElemType type = elem(out.dtype());
+  if (is_floating(out.dtype())) {
+    launch_reciprocal(type, c.input(0).raw_data(), out.raw_data(), out.num_elements(), nullptr, launch.stream);
+    return;
+  }
+  // Integer 1/0 is an error, as in the reference: the kernel raises a device flag that is read
+  // back here (this waits for the stream; integer Reciprocal is rare and small).
+  Buffer flag(allocator_for(c.device()), sizeof(std::int32_t));
+  launch_fill(ElemType::Int32, flag.data(), 1, 0.0, launch.stream);
+  launch_reciprocal(type, c.input(0).raw_data(), out.raw_data(), out.num_elements(), static_cast<int*>(flag.data()),
+                    launch.stream);
+  std::int32_t zero = 0;
+  device_runtime(c.device()).copy(&zero, Device::cpu(), flag.data(), c.device(), sizeof zero);
+  if (zero != 0) invalid_argument("Reciprocal: Integer division by zero");
+}
+
 }  // namespace
 
 void register_math_kernels(KernelRegistry& r) {
@@ -85,6 +105,9 @@ void register_math_kernels(KernelRegistry& r) {
       Tensor& out = c.allocate_output(0);
       launch_neg(elem(out.dtype()), c.input(0).raw_data(), out.raw_data(), out.num_elements(), launch.stream);
     };
+  });
+  add_kernels(r, "Reciprocal", kCuda, kBackend, kPriority, kNumericTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) { reciprocal(c); };
   });
   add_kernels(r, "AddN", kCuda, kBackend, kPriority, kNumericTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) { add_n(c); };

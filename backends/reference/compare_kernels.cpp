@@ -26,8 +26,10 @@ void arg_max(KernelContext& c) {
   for (std::int64_t o = 0; o < outer; ++o) {
     for (std::int64_t i = 0; i < inner; ++i) {
       std::int64_t best = 0;
+      // Compared in the accumulator type: exact for every dtype (double would merge int64s > 2^53).
+      using V = accumulator_t<T>;
       for (std::int64_t k = 1; k < size; ++k) {
-        if (widen<T>(x[(o * size + k) * inner + i]) > widen<T>(x[(o * size + best) * inner + i])) best = k;
+        if (static_cast<V>(x[(o * size + k) * inner + i]) > static_cast<V>(x[(o * size + best) * inner + i])) best = k;
       }
       y[o * inner + i] = static_cast<Out>(best);
     }

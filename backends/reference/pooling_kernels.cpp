@@ -1,6 +1,8 @@
 // Reference kernels: MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool, AvgPoolGrad. Plain loops
-// over every window; the max of a window is its first maximal element in row-major order (TF's).
+// over every window (SAME, VALID or EXPLICIT padding, all through the shared geometry); the max
+// of a window is its first maximal element in row-major order (TF's).
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "dagrad/backends/reference/register.hpp"
@@ -33,9 +35,11 @@ void for_each_window(const ops::Pool2DGeometry& geo, F&& f) {
   }
 }
 
-// The first maximal element of a window (TF's argmax rule: replace only on strictly greater).
+// The first maximal element of a window (TF's argmax rule: replace only on strictly greater), or
+// -1 for an empty window (EXPLICIT padding over an input with no rows or columns).
 template <class T>
 std::int64_t window_argmax(const T* x, const std::vector<std::int64_t>& window) {
+  if (window.empty()) return -1;
   std::int64_t best = window.front();
   for (std::int64_t k : window) {
     if (widen<T>(x[k]) > widen<T>(x[best])) best = k;
@@ -52,8 +56,12 @@ void register_pooling_kernels(KernelRegistry& r) {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
       T* y = c.allocate_output(0).data<T>();
-      for_each_window(geometry(c, c.input(0).shape()),
-                      [&](std::int64_t o, const std::vector<std::int64_t>& w) { y[o] = x[window_argmax(x, w)]; });
+      // An empty window gives the lowest finite value, as TF's CPU kernel (which starts from it).
+      const T lowest = std::numeric_limits<T>::lowest();
+      for_each_window(geometry(c, c.input(0).shape()), [&](std::int64_t o, const std::vector<std::int64_t>& w) {
+        const std::int64_t k = window_argmax(x, w);
+        y[o] = k < 0 ? lowest : x[k];
+      });
     };
   });
   add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
@@ -63,7 +71,8 @@ void register_pooling_kernels(KernelRegistry& r) {
       Tensor& out = c.allocate_output(0);
       std::vector<double> acc(static_cast<std::size_t>(out.num_elements()), 0.0);
       for_each_window(geometry(c, c.input(0).shape()), [&](std::int64_t o, const std::vector<std::int64_t>& w) {
-        acc[static_cast<std::size_t>(window_argmax(x, w))] += widen<T>(grad[o]);
+        const std::int64_t k = window_argmax(x, w);
+        if (k >= 0) acc[static_cast<std::size_t>(k)] += widen<T>(grad[o]);
       });
       for (std::size_t i = 0; i < acc.size(); ++i) out.data<T>()[i] = narrow<T>(acc[i]);
     };
@@ -73,8 +82,10 @@ void register_pooling_kernels(KernelRegistry& r) {
       const T* x = c.input(0).data<T>();
       const T* grad = c.input(2).data<T>();
       T* y = c.allocate_output(0).data<T>();
-      for_each_window(geometry(c, c.input(0).shape()),
-                      [&](std::int64_t o, const std::vector<std::int64_t>& w) { y[o] = grad[window_argmax(x, w)]; });
+      for_each_window(geometry(c, c.input(0).shape()), [&](std::int64_t o, const std::vector<std::int64_t>& w) {
+        const std::int64_t k = window_argmax(x, w);
+        y[o] = k < 0 ? T(0) : grad[k];
+      });
     };
   });
   add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {

@@ -3,25 +3,13 @@
 #include <cmath>
 
 #include "dagrad/backends/reference/register.hpp"
-#include "dagrad/core/variables.hpp"
+#include "dagrad/ops/training_ops.hpp"
 
 namespace dagrad::reference {
 namespace {
 
 constexpr auto kCpu = Device::Kind::CPU;
 const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
-
-// The stored tensor behind ref input i, checked against the gradient's shape.
-Tensor& ref_input(KernelContext& c, int i, int grad_index) {
-  if (c.variables == nullptr) invalid_argument(c.op_name(), ": variables exist only inside a Session");
-  const std::string& name = c.variable_names.at(static_cast<std::size_t>(i));
-  Tensor& value = c.variables->get(name);  // "Attempting to use uninitialized value NAME"
-  if (value.shape() != c.input(grad_index).shape()) {
-    invalid_argument(c.op_name(), ": var and grad do not have the same shape", value.shape().to_string(), " ",
-                     c.input(grad_index).shape().to_string(), " (variable '", name, "')");
-  }
-  return value;
-}
 
 double scalar(KernelContext& c, int i) { return c.input(i).value_as_double(0); }
 
@@ -30,7 +18,7 @@ double scalar(KernelContext& c, int i) { return c.input(i).value_as_double(0); }
 void register_training_kernels(KernelRegistry& r) {
   add_kernels(r, "ApplyGradientDescent", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
-      Tensor& var = ref_input(c, 0, 2);
+      Tensor& var = ops::ref_variable(c, 0, 2);
       const double alpha = scalar(c, 1);
       const T* delta = c.input(2).data<T>();
       T* w = var.data<T>();
@@ -40,8 +28,8 @@ void register_training_kernels(KernelRegistry& r) {
   });
   add_kernels(r, "ApplyMomentum", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
-      Tensor& var = ref_input(c, 0, 3);
-      Tensor& accum = ref_input(c, 1, 3);
+      Tensor& var = ops::ref_variable(c, 0, 3);
+      Tensor& accum = ops::ref_variable(c, 1, 3);
       const double lr = scalar(c, 2), momentum = scalar(c, 4);
       const bool nesterov = c.attr<bool>("use_nesterov");
       const T* grad = c.input(3).data<T>();
@@ -58,9 +46,9 @@ void register_training_kernels(KernelRegistry& r) {
   });
   add_kernels(r, "ApplyAdam", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
-      Tensor& var = ref_input(c, 0, 9);
-      Tensor& m = ref_input(c, 1, 9);
-      Tensor& v = ref_input(c, 2, 9);
+      Tensor& var = ops::ref_variable(c, 0, 9);
+      Tensor& m = ops::ref_variable(c, 1, 9);
+      Tensor& v = ops::ref_variable(c, 2, 9);
       const double beta1_power = scalar(c, 3), beta2_power = scalar(c, 4), lr = scalar(c, 5);
       const double beta1 = scalar(c, 6), beta2 = scalar(c, 7), epsilon = scalar(c, 8);
       const bool nesterov = c.attr<bool>("use_nesterov");

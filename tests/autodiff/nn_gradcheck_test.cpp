@@ -95,6 +95,20 @@ TEST_CASE("gradient checks: pooling", "[nn][autodiff]") {
         pool({1, 3, 3, 1}, {1, 2, 2, 1}, "SAME"));
 }
 
+TEST_CASE("gradient checks: max pooling with EXPLICIT padding", "[nn][autodiff]") {
+  // The gradient graph must forward explicit_paddings: MaxPool -> MaxPoolGrad -> MaxPoolGradGrad.
+  AttrMap attrs = pool({1, 3, 3, 1}, {1, 2, 2, 1}, "EXPLICIT");
+  attrs["explicit_paddings"] = std::vector<std::int64_t>{0, 0, 2, 1, 0, 2, 0, 0};
+  check("MaxPool", {rnd({2, 5, 4, 2}, 30)}, attrs);
+  AttrMap nchw = pool({1, 1, 2, 3}, {1, 1, 1, 2}, "EXPLICIT", "NCHW");
+  nchw["explicit_paddings"] = std::vector<std::int64_t>{0, 0, 0, 0, 1, 0, 2, 1};
+  check("MaxPool", {rnd({1, 2, 4, 5}, 31)}, nchw);
+  const Tensor x = rnd({1, 5, 4, 2}, 32);
+  const Tensor y = run_op("MaxPool", {x}, attrs)[0];
+  check("MaxPoolGrad", {x, y, rnd(y.shape(), 33)}, attrs, 1, {"orig_input", "orig_output"});
+  check("MaxPoolGradGrad", {x, y, rnd(x.shape(), 34)}, attrs, 1, {"orig_input", "orig_output"});
+}
+
 TEST_CASE("gradient checks: MatMul and Transpose", "[nn][autodiff]") {
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) {

@@ -183,6 +183,34 @@ TEST_CASE("cpu conv float32 fast path stays within 1e-5 of float64 on larger sha
   }
 }
 
+// Shapes the random sweep rarely reaches: wide filters over few channels (whole filter rows as
+// one segment, edge pixels packed with zeros), several row and column groups, grouped NHWC.
+TEST_CASE("cpu conv fast paths match float64 on first-layer, wide-filter and grouped shapes", "[cpu][conv]") {
+  struct Case {
+    i64 n, h, w, c, k, kh, kw, stride, dilation, groups;
+    ops::Padding padding;
+  };
+  const Case cases[] = {{2, 20, 20, 1, 32, 3, 3, 1, 1, 1, ops::Padding::Same},
+                        {1, 23, 21, 3, 70, 7, 7, 2, 1, 1, ops::Padding::Same},
+                        {2, 9, 11, 20, 130, 5, 3, 1, 1, 1, ops::Padding::Explicit},
+                        {1, 12, 13, 24, 40, 3, 5, 2, 2, 1, ops::Padding::Same},
+                        {2, 10, 9, 18, 210, 3, 3, 1, 1, 3, ops::Padding::Same},
+                        {1, 8, 8, 8, 8, 3, 3, 1, 1, 8, ops::Padding::Valid}};
+  std::mt19937 rng(2024);
+  for (const Case& cs : cases) {
+    ops::Conv2DAttrs a;
+    a.data_format = ops::DataFormat::NHWC;
+    a.padding = cs.padding;
+    a.stride_rows = a.stride_cols = cs.stride;
+    a.dilation_rows = a.dilation_cols = cs.dilation;
+    if (cs.padding == ops::Padding::Explicit) a.pad_top = 2, a.pad_bottom = 1, a.pad_left = 3, a.pad_right = 0;
+    const auto g = ops::conv2d_geometry("Conv2D", a, Shape{cs.n, cs.h, cs.w, cs.c},
+                                        Shape{cs.kh, cs.kw, cs.c / cs.groups, cs.k});
+    for (ConvOp op : {ConvOp::Forward, ConvOp::BackpropInput, ConvOp::BackpropFilter}) check_against_oracle<float>(op, g, rng);
+    check_against_oracle<bfloat16>(ConvOp::BackpropFilter, g, rng);
+  }
+}
+
 TEST_CASE("cpu conv kernels give the same bits for 1, 2 and 3 threads", "[cpu][conv]") {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 6; ++trial) {

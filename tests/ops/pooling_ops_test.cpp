@@ -1,6 +1,7 @@
 // MaxPool, AvgPool and their gradients against hand-computed windows, SAME and VALID, NHWC and NCHW.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <numeric>
 
 #include <dagrad/dagrad.hpp>
@@ -83,4 +84,82 @@ TEST_CASE("pool attribute and shape errors use TF's wording", "[nn]") {
                     Catch::Contains("is not in the list of allowed values"));
   CHECK_THROWS_WITH(run_op("MaxPoolGrad", {x, x, x}, pool({1, 2, 2, 1}, {1, 2, 2, 1}, "VALID", "NHWC")),
                     Catch::Contains("Expected orig_output shape to be [1,2,2,1], but got [1,4,4,1]"));
+}
+
+TEST_CASE("MaxPool and its gradients with EXPLICIT padding", "[nn]") {
+  for (const char* backend : {"reference", ""}) {
+    for (bool nchw : {false, true}) {
+      INFO("backend '" << backend << "' nchw " << nchw);
+      const EagerOptions opt{.backend = backend};
+      const char* f = nchw ? "NCHW" : "NHWC";
+      const std::vector<std::int64_t> k3 = nchw ? std::vector<std::int64_t>{1, 1, 3, 3} : std::vector<std::int64_t>{1, 3, 3, 1};
+      const std::vector<std::int64_t> s2 = nchw ? std::vector<std::int64_t>{1, 1, 2, 2} : std::vector<std::int64_t>{1, 2, 2, 1};
+      // Two padded rows on top and two padded columns on the right of the 4x4 iota: padded 6x6,
+      // windows 3x3 stride 2 -> 2x2 outputs; the first row of windows sees input row 0 only.
+      AttrMap attrs = pool(k3, s2, "EXPLICIT", f);
+      attrs["explicit_paddings"] = nchw ? std::vector<std::int64_t>{0, 0, 0, 0, 2, 0, 0, 2}
+                                        : std::vector<std::int64_t>{0, 0, 2, 0, 0, 2, 0, 0};
+      const Tensor x = iota_4x4(nchw);
+      const Tensor y = run_op("MaxPool", {x}, attrs, opt)[0];
+      CHECK(y.shape() == (nchw ? Shape{1, 1, 2, 2} : Shape{1, 2, 2, 1}));
+      CHECK(values(y) == std::vector<double>{2, 3, 10, 11});
+      const Tensor grad = Tensor::from_values<float>(y.shape(), {1, 2, 3, 4});
+      std::vector<double> dx(16, 0.0);
+      dx[2] = 1, dx[3] = 2, dx[10] = 3, dx[11] = 4;
+      CHECK(values(run_op("MaxPoolGrad", {x, y, grad}, attrs, opt)[0]) == dx);
+      std::vector<float> gg(16);
+      std::iota(gg.begin(), gg.end(), 100.f);
+      CHECK(values(run_op("MaxPoolGradGrad", {x, y, Tensor::from_values<float>(x.shape(), gg)}, attrs, opt)[0]) ==
+            std::vector<double>{102, 103, 110, 111});
+      // Zero padding through EXPLICIT equals VALID.
+      AttrMap zero = pool(k3, s2, "EXPLICIT", f);
+      zero["explicit_paddings"] = std::vector<std::int64_t>(8, 0);
+      CHECK(values(run_op("MaxPool", {x}, zero, opt)[0]) == values(run_op("MaxPool", {x}, pool(k3, s2, "VALID", f), opt)[0]));
+    }
+  }
+}
+
+TEST_CASE("MaxPool over an empty input with EXPLICIT padding gives the lowest value", "[nn]") {
+  AttrMap attrs = pool({1, 2, 2, 1}, {1, 1, 1, 1}, "EXPLICIT", "NHWC");
+  attrs["explicit_paddings"] = std::vector<std::int64_t>{0, 0, 1, 1, 1, 1, 0, 0};
+  const Tensor x = Tensor::empty(DType::Float32, Shape{1, 0, 0, 2});
+  for (const char* backend : {"reference", ""}) {
+    INFO("backend '" << backend << "'");
+    const Tensor y = run_op("MaxPool", {x}, attrs, {.backend = backend})[0];
+    REQUIRE(y.shape() == (Shape{1, 1, 1, 2}));
+    CHECK(values(y) == std::vector<double>(2, std::numeric_limits<float>::lowest()));
+    CHECK(run_op("MaxPoolGrad", {x, y, y}, attrs, {.backend = backend})[0].num_elements() == 0);
+    CHECK(values(run_op("MaxPoolGradGrad", {x, y, x}, attrs, {.backend = backend})[0]) == std::vector<double>(2, 0.0));
+  }
+}
+
+TEST_CASE("EXPLICIT padding errors use TF's wording", "[nn]") {
+  const Tensor x = iota_4x4(false);
+  const auto with = [](const char* padding, std::vector<std::int64_t> paddings) {
+    AttrMap a = pool({1, 3, 3, 1}, {1, 1, 1, 1}, padding, "NHWC");
+    a["explicit_paddings"] = std::move(paddings);
+    return a;
+  };
+  CHECK_THROWS_WITH(run_op("MaxPool", {x}, with("EXPLICIT", {0, 0, 1, 1, 1, 1})),
+                    Catch::Contains("MaxPool: explicit_paddings attribute must contain 8 values, but got: 6"));
+  CHECK_THROWS_WITH(run_op("MaxPool", {x}, with("EXPLICIT", {0, 0, 1, -1, 1, 1, 0, 0})),
+                    Catch::Contains("All elements of explicit_paddings must be nonnegative"));
+  CHECK_THROWS_WITH(run_op("MaxPool", {x}, with("EXPLICIT", {1, 0, 1, 1, 1, 1, 0, 0})),
+                    Catch::Contains("Nonzero explicit padding in the batch or depth dimensions is not supported"));
+  CHECK_THROWS_WITH(run_op("MaxPool", {x}, with("EXPLICIT", {0, 0, 1, 1, 1, 1, 0, 1})),
+                    Catch::Contains("Nonzero explicit padding in the batch or depth dimensions is not supported"));
+  CHECK_THROWS_WITH(run_op("MaxPool", {x}, with("VALID", {0, 0, 1, 1, 1, 1, 0, 0})),
+                    Catch::Contains("explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT"));
+  CHECK_THROWS_WITH(run_op("MaxPool", {x}, with("EXPLICIT", {0, 0, 3, 0, 0, 0, 0, 0})),
+                    Catch::Contains("MaxPool: Top padding 3 needs to be smaller than the window size 3"));
+  CHECK_THROWS_WITH(run_op("MaxPoolGrad", {x, x, x}, with("EXPLICIT", {0, 0, 0, 0, 0, 4, 0, 0})),
+                    Catch::Contains("MaxPoolGrad: Right padding 4 needs to be smaller than the window size 3"));
+  // AvgPool has no EXPLICIT padding in TF, and no explicit_paddings attribute.
+  CHECK_THROWS_WITH(run_op("AvgPool", {x}, pool({1, 3, 3, 1}, {1, 1, 1, 1}, "EXPLICIT", "NHWC")),
+                    Catch::Contains("is not in the list of allowed values"));
+  CHECK_THROWS(run_op("AvgPool", {x}, with("VALID", {})));
+  // A padded size still smaller than the window.
+  AttrMap big = pool({1, 7, 1, 1}, {1, 1, 1, 1}, "EXPLICIT", "NHWC");
+  big["explicit_paddings"] = std::vector<std::int64_t>{0, 0, 1, 1, 0, 0, 0, 0};
+  CHECK_THROWS_WITH(run_op("MaxPool", {x}, big), Catch::Contains("Computed output size would be negative"));
 }

@@ -1,0 +1,34 @@
+// The interface of the AVX-512 BF16 kernels (isa/conv_bf16_avx512.cpp) behind the native bfloat16
+// conv paths. vdpbf16ps multiplies bfloat16 pairs and adds both products to a float32 lane, so
+// the reduction dimension is packed in pairs: a panel holds 32-bit words {v[2q][j], v[2q+1][j]}
+// (low half the even element). Included by the ISA file: no header with inline functions here.
+#pragma once
+
+#include <cstdint>
+
+namespace dagrad::cpu {
+
+// Channel rows one pairs-kernel call holds in registers (x 4 vectors of 16 columns).
+inline constexpr int kBf16MaxRows = 6;
+
+struct Bf16Kernels {
+  // out[q*ld + j] = {rows[2q][off + j], rows[2q+1][off + j]} for q < ceil(m/2), j < ld; columns
+  // j >= n and the partner of an odd m's last row are zero.
+  void (*pack_pairs)(const std::uint16_t* const* rows, long long off, long long m, long long n, std::uint32_t* out,
+                     long long ld);
+  // d[r*ldd + j] += sum_{q<npairs} dot2(x[q*ldx + r], y[q*ldy + j]) for r < mr (<= kBf16MaxRows),
+  // j < n, in float32: each step adds the two exact products in a fixed order.
+  void (*pairs)(int mr, long long n, const std::uint32_t* x, long long ldx, const std::uint32_t* y, long long ldy,
+                long long npairs, float* d, long long ldd);
+  // out[r][out_off + j] = bf16(sum_{t<taps} sum_{i<len} a[t*mr + r][a_off + i] * B_t[i][j]) for r < mr,
+  // j < n, rounded once to nearest even; B_t is the pair panel b[t] + b_off (row stride ldb,
+  // readable up to n rounded up to 16, zero partner for an odd len). Rows a are plain bfloat16.
+  void (*rows)(int mr, long long n, const std::uint16_t* const* a, long long a_off, const std::uint32_t* const* b,
+               long long b_off, long long taps, long long len, long long ldb, std::uint16_t* const* out,
+               long long out_off);
+};
+
+// The kernels when this CPU (and OS) runs AVX-512 BF16, else nullptr (checked once).
+const Bf16Kernels* bf16_kernels();
+
+}  // namespace dagrad::cpu

@@ -1,0 +1,158 @@
+// AVX-512 BF16 kernels for the native bfloat16 conv paths (interface: bf16_kernels.hpp): the
+// pair packer (vpermt2w) and two register-tiled vdpbf16ps kernels (up to 6 rows x 4 vectors of
+// float32 accumulators): `pairs` for the filter gradient, `rows` for Conv2D and its input gradient. Compiled with AVX-512 BF16 flags for this file only and called only
+// after a CPUID check; like conv_microkernels.inc it includes no header with inline functions.
+#include <immintrin.h>
+
+#include "dagrad/backends/cpu/bf16_kernels.hpp"
+
+namespace dagrad::cpu::avx512bf16 {
+namespace {
+
+using i64 = long long;
+using u16 = std::uint16_t;
+using u32 = std::uint32_t;
+
+inline __mmask32 mask32(i64 n) { return n >= 32 ? ~__mmask32{0} : n <= 0 ? __mmask32{0} : (__mmask32{1} << n) - 1; }
+inline __mmask16 mask16(i64 n) { return static_cast<__mmask16>(n >= 16 ? 0xffff : n <= 0 ? 0 : (1u << n) - 1); }
+
+void pack_pairs(const u16* const* rows, i64 off, i64 m, i64 n, u32* out, i64 ld) {
+  // Word i of lo is a[i/2] (even i) or b[i/2] (odd i); hi does the same for elements 16..31.
+  alignas(64) short lo_idx[32], hi_idx[32];
+  for (int i = 0; i < 32; ++i) {
+    lo_idx[i] = static_cast<short>(i / 2 + (i % 2) * 32);
+    hi_idx[i] = static_cast<short>(16 + i / 2 + (i % 2) * 32);
+  }
+  const __m512i lo_perm = _mm512_load_si512(lo_idx), hi_perm = _mm512_load_si512(hi_idx);
+  // The rows come from anywhere in the activations (often from memory, not cache) and packing
+  // has little arithmetic to hide their latency behind: prefetch the rows a few pairs ahead.
+  constexpr i64 kAhead = 16;
+  for (i64 q = 0; 2 * q < m; ++q) {
+    for (i64 r = 2 * (q + kAhead); r < 2 * (q + kAhead) + 2 && r < m; ++r)
+      for (i64 j = 0; j < n; j += 32) _mm_prefetch(reinterpret_cast<const char*>(rows[r] + off + j), _MM_HINT_T0);
+    const u16* a = rows[2 * q] + off;
+    const u16* b = 2 * q + 1 < m ? rows[2 * q + 1] + off : nullptr;
+    u32* o = out + q * ld;
+    for (i64 j = 0; j < ld; j += 32) {
+      const __mmask32 in = mask32(n - j);
+      const __m512i va = _mm512_maskz_loadu_epi16(in, a + j);
+      const __m512i vb = b ? _mm512_maskz_loadu_epi16(in, b + j) : _mm512_setzero_si512();
+      _mm512_mask_storeu_epi32(o + j, mask16(ld - j), _mm512_permutex2var_epi16(va, lo_perm, vb));
+      _mm512_mask_storeu_epi32(o + j + 16, mask16(ld - j - 16), _mm512_permutex2var_epi16(va, hi_perm, vb));
+    }
+  }
+}
+
+// One tile: MR rows x NV vectors of 16 columns; the last vector's columns are masked by `last`.
+template <int MR, int NV>
+void pairs_tile(const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float* d, i64 ldd, __mmask16 last) {
+  __m512 acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = v + 1 < NV ? _mm512_loadu_ps(d + r * ldd + 16 * v) : _mm512_maskz_loadu_ps(last, d + r * ldd + 16 * v);
+  for (i64 q = 0; q < npairs; ++q) {
+    __m512i b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(y + q * ldy + 16 * v);
+    for (int r = 0; r < MR; ++r) {
+      const __m512i a = _mm512_set1_epi32(static_cast<int>(x[q * ldx + r]));
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) {
+      if (v + 1 < NV) _mm512_storeu_ps(d + r * ldd + 16 * v, acc[r][v]);
+      else _mm512_mask_storeu_ps(d + r * ldd + 16 * v, last, acc[r][v]);
+    }
+}
+
+template <int NV, int MR = 1>
+void pairs_rows(int mr, const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float* d, i64 ldd, __mmask16 last) {
+  if constexpr (MR < kBf16MaxRows) {
+    if (mr != MR) return pairs_rows<NV, MR + 1>(mr, x, ldx, y, ldy, npairs, d, ldd, last);
+  }
+  pairs_tile<MR, NV>(x, ldx, y, ldy, npairs, d, ldd, last);
+}
+
+// Columns in groups of up to 4 vectors; y rows must be readable up to n rounded up to 16.
+void pairs(int mr, i64 n, const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float* d, i64 ldd) {
+  for (i64 col = 0; col < n; col += 64) {
+    const i64 left = n - col < 64 ? n - col : 64;
+    const int nv = static_cast<int>((left + 15) / 16);
+    const __mmask16 last = mask16(left - 16 * (nv - 1));
+    if (nv == 4) pairs_rows<4>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
+    else if (nv == 3) pairs_rows<3>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
+    else if (nv == 2) pairs_rows<2>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
+    else pairs_rows<1>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
+  }
+}
+
+// float32 -> bfloat16 bits, round to nearest even, NaN -> sign | 0x7fc0 (as Eigen's cast; the
+// vcvtneps2bf16 instruction would flush denormals instead).
+inline __m256i to_bf16(__m512 v) {
+  // GCC vector arithmetic rather than the shift intrinsics, whose undefined-source idiom GCC 12
+  // reports as uninitialised.
+  typedef unsigned v16u __attribute__((vector_size(64)));
+  const v16u u = (v16u)_mm512_castps_si512(v);
+  const v16u r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const v16u nan_bits = ((u >> 16) & 0x8000u) | 0x7fc0u;
+  const __m512i out = _mm512_mask_mov_epi32((__m512i)r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), (__m512i)nan_bits);
+  return _mm512_maskz_cvtepi32_epi16(0xffff, out);
+}
+
+// One tile of the rows kernel: MR rows x NV vectors, all taps and pairs in registers, then one
+// rounding to bfloat16. Row r of tap t reads a[t * MR + r][a_off + 0:len] two elements a step; an
+// odd len's last element steps alone (its pair partner is zero in the panel and never read here).
+template <int MR, int NV>
+void rows_tile(const u16* const* a, i64 a_off, const u32* const* b, i64 b_off, i64 taps, i64 len, i64 ldb,
+               u16* const* out, i64 out_off, __mmask16 last) {
+  __m512 acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  const i64 full = len / 2;
+  for (i64 t = 0; t < taps; ++t) {
+    const u16* ar[MR];
+    for (int r = 0; r < MR; ++r) ar[r] = a[t * MR + r] + a_off;
+    const u32* bt = b[t] + b_off;
+    for (i64 q = 0; q < full + (len & 1); ++q) {
+      __m512i bv[NV];
+      for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(bt + q * ldb + 16 * v);
+      for (int r = 0; r < MR; ++r) {
+        int word;
+        if (q < full) __builtin_memcpy(&word, ar[r] + 2 * q, 4);
+        else word = ar[r][2 * q];  // {a[len-1], 0}
+        const __m512i w = _mm512_set1_epi32(word);
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)w, (__m512bh)bv[v]);
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) _mm256_mask_storeu_epi16(out[r] + out_off + 16 * v, v + 1 < NV ? 0xffff : last, to_bf16(acc[r][v]));
+}
+
+template <int NV, int MR = 1>
+void rows_rows(int mr, const u16* const* a, i64 a_off, const u32* const* b, i64 b_off, i64 taps, i64 len, i64 ldb,
+               u16* const* out, i64 out_off, __mmask16 last) {
+  if constexpr (MR < kBf16MaxRows) {
+    if (mr != MR) return rows_rows<NV, MR + 1>(mr, a, a_off, b, b_off, taps, len, ldb, out, out_off, last);
+  }
+  rows_tile<MR, NV>(a, a_off, b, b_off, taps, len, ldb, out, out_off, last);
+}
+
+void rows(int mr, i64 n, const u16* const* a, i64 a_off, const u32* const* b, i64 b_off, i64 taps, i64 len, i64 ldb,
+          u16* const* out, i64 out_off) {
+  for (i64 col = 0; col < n; col += 64) {
+    const i64 left = n - col < 64 ? n - col : 64;
+    const int nv = static_cast<int>((left + 15) / 16);
+    const __mmask16 last = mask16(left - 16 * (nv - 1));
+    if (nv == 4) rows_rows<4>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
+    else if (nv == 3) rows_rows<3>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
+    else if (nv == 2) rows_rows<2>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
+    else rows_rows<1>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
+  }
+}
+
+}  // namespace
+
+extern const Bf16Kernels kernels{&pack_pairs, &pairs, &rows};
+
+}  // namespace dagrad::cpu::avx512bf16

@@ -1,0 +1,31 @@
+// The CUDA gather kernel of Transpose and BroadcastTo: each output element copies the input
+// element its GatherIndex names (gather_index.hpp).
+#include "dagrad/backends/cuda/cuda_check.hpp"
+#include "dagrad/backends/cuda/device_types.cuh"
+#include "dagrad/backends/cuda/launch_ops.hpp"
+
+namespace dagrad::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <class T>
+__global__ void gather_kernel(const T* in, T* out, GatherIndex index) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < index.count;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    out[i] = in[gather_offset(index, i)];
+  }
+}
+
+}  // namespace
+
+void launch_gather(ElemType type, const void* in, void* out, const GatherIndex& index, void* stream) {
+  if (index.count == 0) return;
+  visit_elem(type, [&]<class T>() {
+    gather_kernel<T><<<grid_for(index.count, kThreads), kThreads, 0, as_stream(stream)>>>(static_cast<const T*>(in),
+                                                                                         static_cast<T*>(out), index);
+  });
+  check_launch("gather_kernel");
+}
+
+}  // namespace dagrad::cuda

@@ -1,0 +1,59 @@
+// CUDA kernels: ApplyGradientDescent, ApplyMomentum, ApplyAdam. They update the session's stored
+// variables in place on the device (kernels in training.cu) and output them; the scalar inputs
+// (learning rate, betas, ...) are read by the kernels on the device, never synchronised to the host.
+#include "dagrad/backends/cuda/glue.hpp"
+#include "dagrad/backends/cuda/launch_ops.hpp"
+#include "dagrad/ops/training_ops.hpp"
+
+namespace dagrad::cuda {
+namespace {
+
+// The stored tensor behind ref input i (ops::ref_variable's checks), on this device.
+Tensor& ref_input(KernelContext& c, int i, int grad_index) {
+  Tensor& value = ops::ref_variable(c, i, grad_index);
+  // A value stored from the host (restored, or assigned on another device) moves here once.
+  if (value.device() != c.device()) value = value.to(c.device());
+  return value;
+}
+
+const void* scalar(const KernelContext& c, int i) { return c.input(i).raw_data(); }
+
+}  // namespace
+
+void register_training_kernels(KernelRegistry& r) {
+  add_kernels(r, "ApplyGradientDescent", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      Launch launch(c);
+      Tensor& var = ref_input(c, 0, 2);
+      launch_apply_gradient_descent(elem(var.dtype()), var.raw_data(), scalar(c, 1), c.input(2).raw_data(),
+                                    var.num_elements(), launch.stream);
+      c.set_output(0, var);
+    };
+  });
+  add_kernels(r, "ApplyMomentum", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      Launch launch(c);
+      Tensor& var = ref_input(c, 0, 3);
+      Tensor& accum = ref_input(c, 1, 3);
+      launch_apply_momentum(elem(var.dtype()), var.raw_data(), accum.raw_data(), scalar(c, 2), c.input(3).raw_data(),
+                            scalar(c, 4), c.attr<bool>("use_nesterov"), var.num_elements(), launch.stream);
+      c.set_output(0, var);
+    };
+  });
+  add_kernels(r, "ApplyAdam", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      Launch launch(c);
+      Tensor& var = ref_input(c, 0, 9);
+      Tensor& m = ref_input(c, 1, 9);
+      Tensor& v = ref_input(c, 2, 9);
+      AdamScalars s;
+      s.beta1_power = scalar(c, 3), s.beta2_power = scalar(c, 4), s.lr = scalar(c, 5);
+      s.beta1 = scalar(c, 6), s.beta2 = scalar(c, 7), s.epsilon = scalar(c, 8);
+      launch_apply_adam(elem(var.dtype()), var.raw_data(), m.raw_data(), v.raw_data(), s, c.input(9).raw_data(),
+                        c.attr<bool>("use_nesterov"), var.num_elements(), launch.stream);
+      c.set_output(0, var);
+    };
+  });
+}
+
+}  // namespace dagrad::cuda

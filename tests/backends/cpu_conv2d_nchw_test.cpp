@@ -1,0 +1,188 @@
+// The float32 NCHW fast conv kernels (conv2d_nchw_kernels.hpp), called directly so the path is
+// certain, against the float64 reference kernel through run_op on a random sweep of strides,
+// dilations, paddings, groups (1, 2, C) and odd sizes with column tails; half/bfloat16 through
+// the registered cpu kernels; bitwise determinism for 1, 2 and 3 threads.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstring>
+
+#include <tbb/task_arena.h>
+
+#include "../ops/conv_test_util.hpp"
+#include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
+#include "dagrad/ops/conv_geometry.hpp"
+
+namespace {
+
+using namespace dagrad;
+using namespace conv_test;
+using i64 = std::int64_t;
+
+const char* const kOps[] = {"Conv2D", "Conv2DBackpropInputV2", "Conv2DBackpropFilterV2"};
+
+struct NchwCase {
+  AttrMap attrs;
+  ops::Conv2DGeometry g;
+  Shape input, filter, output;
+  std::string text;
+};
+
+// A random valid NCHW case; `big` gives more than one channel block, chunk and column vector.
+NchwCase random_case(std::mt19937_64& rng, bool big) {
+  auto pick = [&](i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng); };
+  for (;;) {
+    const i64 sh = pick(1, 3), sw = pick(1, 3), dh = pick(1, 2), dw = pick(1, 2), kh = pick(1, 3), kw = pick(1, 3);
+    const std::string padding = std::array<const char*, 3>{"SAME", "VALID", "EXPLICIT"}[pick(0, 2)];
+    const i64 n = pick(1, 2), h = big ? pick(5, 12) : pick(1, 11), w = big ? pick(17, 40) : pick(1, 37);
+    i64 cg = big ? pick(30, 70) : pick(1, 7), kg = big ? pick(30, 70) : pick(1, 9), groups = 1;
+    switch (pick(0, 3)) {
+      case 0: groups = 2; break;
+      case 1: groups = cg * (big ? 1 : pick(1, 3)), cg = 1, kg = pick(1, 2); break;  // depthwise-like
+      default: break;
+    }
+    std::vector<i64> pads;
+    if (padding == "EXPLICIT") pads = {0, 0, 0, 0, pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
+    NchwCase c{{{"strides", spatial("NCHW", sh, sw)},
+                {"dilations", spatial("NCHW", dh, dw)},
+                {"padding", padding},
+                {"explicit_paddings", pads},
+                {"data_format", std::string("NCHW")}},
+               {}, Shape{n, groups * cg, h, w}, Shape{kh, kw, cg, groups * kg}, Shape{}, ""};
+    try {
+      c.g = ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", c.attrs), c.input, c.filter);
+    } catch (const Error&) {
+      continue;  // e.g. VALID with a window larger than the input
+    }
+    c.output = Shape{n, groups * kg, c.g.out_rows, c.g.out_cols};
+    c.text = str_cat("input ", c.input.to_string(), " filter ", c.filter.to_string(), " groups ", groups, " strides ",
+                     sh, ",", sw, " dilations ", dh, ",", dw, " ", padding, " pads ", c.g.pad_top, ",", c.g.pad_bottom,
+                     ",", c.g.pad_left, ",", c.g.pad_right);
+    if (!cpu::conv2d_nchw_fast_path_applies(c.g)) continue;  // an empty output
+    return c;
+  }
+}
+
+// The op's inputs: Conv2D (x, f); the V2 backprops (x, f, dy).
+std::vector<Tensor> op_inputs(const char* op, const Tensor& x, const Tensor& f, const Tensor& dy) {
+  return std::string(op) == "Conv2D" ? std::vector<Tensor>{x, f} : std::vector<Tensor>{x, f, dy};
+}
+
+// The fast NCHW kernel of `op` on float32 tensors, called directly.
+Tensor run_fast(const char* op, const NchwCase& c, const Tensor& x, const Tensor& f, const Tensor& dy) {
+  const std::string name = op;
+  if (name == "Conv2D") {
+    Tensor y = Tensor::full(DType::Float32, c.output, -7.0);  // garbage that must be overwritten
+    cpu::conv2d_forward_fast_nchw(c.g, x.data<float>(), f.data<float>(), y.data<float>());
+    return y;
+  }
+  if (name == "Conv2DBackpropInputV2") {
+    Tensor dx = Tensor::full(DType::Float32, c.input, -7.0);
+    cpu::conv2d_backprop_input_fast_nchw(c.g, f.data<float>(), dy.data<float>(), dx.data<float>());
+    return dx;
+  }
+  Tensor df = Tensor::full(DType::Float32, c.filter, -7.0);
+  cpu::conv2d_backprop_filter_fast_nchw(c.g, x.data<float>(), dy.data<float>(), df.data<float>());
+  return df;
+}
+
+// Largest |got - want| relative to the largest |want|.
+double relative_error(const Tensor& got, const Tensor& want) {
+  REQUIRE(got.shape() == want.shape());
+  double worst = 0, scale = 0;
+  for (i64 i = 0; i < want.num_elements(); ++i) {
+    worst = std::max(worst, std::abs(got.value_as_double(i) - want.value_as_double(i)));
+    scale = std::max(scale, std::abs(want.value_as_double(i)));
+  }
+  return scale > 0 ? worst / scale : worst;
+}
+
+// Random operands in `dtype`; the float64 reference then sees exactly the same values.
+struct Operands {
+  Tensor x, f, dy;
+};
+Operands random_operands(std::mt19937_64& rng, const NchwCase& c, DType dtype) {
+  return {random_tensor(dtype, c.input, rng), random_tensor(dtype, c.filter, rng), random_tensor(dtype, c.output, rng)};
+}
+
+Tensor reference(const char* op, const NchwCase& c, const Operands& o) {
+  return run_op(op, op_inputs(op, o.x.cast(DType::Float64), o.f.cast(DType::Float64), o.dy.cast(DType::Float64)),
+                c.attrs, {.name = {}, .backend = "reference"})[0];
+}
+
+void check_float32(std::mt19937_64& rng, const NchwCase& c) {
+  const Operands o = random_operands(rng, c, DType::Float32);
+  for (const char* op : kOps) {
+    const double err = relative_error(run_fast(op, c, o.x, o.f, o.dy), reference(op, c, o));
+    INFO(op << " " << c.text << " relative error " << err);
+    REQUIRE(err <= 1e-5);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cpu NCHW fast conv kernels match the float64 reference on random small cases", "[cpu][conv]") {
+  std::mt19937_64 rng(2024);
+  for (int trial = 0; trial < 60; ++trial) check_float32(rng, random_case(rng, false));
+}
+
+TEST_CASE("cpu NCHW fast conv kernels match the float64 reference with several channel blocks", "[cpu][conv]") {
+  std::mt19937_64 rng(77);
+  for (int trial = 0; trial < 4; ++trial) check_float32(rng, random_case(rng, true));
+}
+
+TEST_CASE("cpu NCHW conv in half and bfloat16 stays near the float64 reference", "[cpu][conv]") {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 12; ++trial) {
+    const NchwCase c = random_case(rng, false);
+    for (DType dtype : {DType::Half, DType::BFloat16}) {
+      // Output rounding (2^-11, 2^-8) plus float32 accumulation, as in cpu_conv2d_ops_test.
+      const double tolerance = dtype == DType::Half ? 2e-3 : 1.6e-2;
+      const Operands o = random_operands(rng, c, dtype);
+      for (const char* op : kOps) {
+        const Tensor got = run_op(op, op_inputs(op, o.x, o.f, o.dy), c.attrs)[0];  // the registered cpu kernel
+        REQUIRE(got.dtype() == dtype);
+        const double err = relative_error(got, reference(op, c, o));
+        INFO(op << " " << dtype_name(dtype) << " " << c.text << " relative error " << err);
+        REQUIRE(err <= tolerance);
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu NCHW fast conv kernels give the same bits for 1, 2 and 3 threads", "[cpu][conv]") {
+  std::mt19937_64 rng(31);
+  for (int trial = 0; trial < 4; ++trial) {
+    const NchwCase c = random_case(rng, true);
+    const Operands o = random_operands(rng, c, DType::Float32);
+    for (const char* op : kOps) {
+      Tensor first;
+      for (int threads : {1, 2, 3}) {
+        Tensor got;
+        tbb::task_arena(threads).execute([&] { got = run_fast(op, c, o.x, o.f, o.dy); });
+        if (threads == 1) {
+          first = got;
+          continue;
+        }
+        INFO(op << " " << c.text << " threads " << threads);
+        REQUIRE(std::memcmp(got.raw_data(), first.raw_data(), static_cast<std::size_t>(got.num_elements()) * 4) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("cpu NCHW float32 conv with a huge stride takes a path that stays correct", "[cpu][conv]") {
+  // A stride of 2^62: one output element; the fast path declines such strides (its panels grow
+  // with them) and the result must still be the definition's.
+  const i64 s = i64{1} << 62;
+  const Tensor x = iota_tensor(Shape{1, 1, 3, 3}).cast(DType::Float32);
+  const Tensor w = Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 2.0);
+  const AttrMap attrs = {{"strides", spatial("NCHW", s, s)}, {"padding", std::string("VALID")},
+                         {"data_format", std::string("NCHW")}};
+  const Tensor y = run_op("Conv2D", {x, w}, attrs)[0];
+  REQUIRE(y.shape() == Shape{1, 1, 1, 1});
+  CHECK(y.value_as_double(0) == 2.0);
+  const Tensor dy = Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 1.0);
+  CHECK(values(run_op("Conv2DBackpropInputV2", {x, w, dy}, attrs)[0]) == std::vector<double>{2, 0, 0, 0, 0, 0, 0, 0, 0});
+  CHECK(values(run_op("Conv2DBackpropFilterV2", {x, w, dy}, attrs)[0]) == std::vector<double>{1});
+}
