@@ -9,11 +9,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -173,6 +176,13 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, int rep
 }  // namespace
 
 int main(int argc, char** argv) {
+  // oneDNN's OpenMP threads spin for a while after each call by default, on the cores that
+  // dagrad's next (alternating) run needs; passive waiting keeps the two timings independent.
+  // libgomp reads the setting when it loads, hence the re-exec.
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    execv("/proc/self/exe", argv);  // returns only on failure: then run with the default policy
+  }
   std::string op = "filter", dtype_name = "float", threads_list = "1,2";
   int repeat = 10;
   for (int i = 1; i + 1 < argc; i += 2) {

@@ -5,6 +5,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "dagrad/backends/cuda/launch.hpp"
@@ -42,6 +43,13 @@ template <class T> __host__ __device__ __forceinline__ T from_double(double v) {
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __double2bfloat16(v);
   else if constexpr (std::is_same_v<T, bool>) return v != 0.0;
   else return static_cast<T>(v);
+}
+
+// The most negative finite value of a floating type (MaxPool's result for an empty window, as on CPU).
+template <class T> __host__ __device__ __forceinline__ T lowest_finite() {
+  if constexpr (std::is_same_v<T, __half>) return from_double<T>(-65504.0);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return from_double<T>(-0x1.fep127);
+  else return std::numeric_limits<T>::lowest();
 }
 
 // Calls f.template operator()<T>() with the device type of `type`.

@@ -42,7 +42,7 @@ template <class T>
 __global__ void max_pool_kernel(const T* x, T* y, PoolIndex g) {
   DAGRAD_GRID_STRIDE(o, pool_out_count(g)) {
     const std::int64_t best = window_argmax(x, g, pool_unravel(g.nchw, g.out_rows, g.out_cols, g.depth, o));
-    y[o] = best < 0 ? from_double<T>(0.0) : x[best];
+    y[o] = best < 0 ? lowest_finite<T>() : x[best];  // an empty window: only with EXPLICIT padding of an empty input
   }
 }
 
