@@ -25,7 +25,7 @@ using i64 = std::int64_t;
 
 constexpr i64 kPixelBlock = 128;    // pixels per pass: fewer passes over the df slab (64 measured slower)
 constexpr i64 kRowGroup = 64;       // df rows per task at most
-constexpr i64 kFilterColumns = 64;  // df columns per task (4 AVX-512 registers)
+constexpr i64 kFilterColumns = 64;  // df columns per micro-kernel call (4 AVX-512 registers)
 
 // How the (tap, channel) rows of one group's filter gradient split into segments.
 struct Segments {
@@ -90,20 +90,20 @@ void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const 
   const i64 row_groups = (seg.rows + kRowGroup - 1) / kRowGroup;
   const i64 row_group = (seg.rows + row_groups - 1) / std::max<i64>(row_groups, 1);
   const i64 col_groups = (kg + kFilterColumns - 1) / kFilterColumns;
-  const i64 per_chunk = g.groups * row_groups * col_groups;
+  const i64 per_chunk = g.groups * row_groups;
   const i64 chunks = filter_reduction_chunks(g.batch * g.out_rows, per_chunk, fsize * 4);
   std::vector<float> partial(static_cast<std::size_t>(chunks > 1 ? chunks * fsize : 0));
   const i64 pixel_rows = g.batch * g.out_rows;
-  // A task owns a (rows x columns) slab of every segment of one chunk's partial filter; pixel
-  // blocks are its outer loop, so a block of dy stays in L1 while all segments use it.
+  // A task owns a slab of rows (all of its group's columns) of every segment of one chunk's
+  // partial filter. Pixel blocks are its outer loop; each block's pointer lists serve all column
+  // groups and register tiles, while a column group's block of dy stays in cache.
   tbb::parallel_for(i64{0}, chunks * per_chunk, [&](i64 task) {
-    const i64 chunk = task / per_chunk, group = task % per_chunk / (row_groups * col_groups);
-    const i64 rg = task % (row_groups * col_groups) / col_groups, cgi = task % col_groups;
+    const i64 chunk = task / per_chunk, group = task % per_chunk / row_groups, rg = task % row_groups;
     const i64 r0 = rg * row_group, r1 = std::min(seg.rows, r0 + row_group), nrows = r1 - r0;
-    const i64 k0 = group * kg + cgi * kFilterColumns, kn = std::min(kFilterColumns, (group + 1) * kg - k0);
+    const i64 k0 = group * kg;
     float* d = chunks > 1 ? partial.data() + chunk * fsize : df;
     for (i64 s = 0; s < seg.count; ++s)
-      for (i64 r = r0; r < r1; ++r) std::fill_n(d + (s * seg.rows + r) * K + k0, kn, 0.0f);
+      for (i64 r = r0; r < r1; ++r) std::fill_n(d + (s * seg.rows + r) * K + k0, kg, 0.0f);
     // Register tiles of nearly equal height (mr at most) cover the task's rows.
     const i64 tiles = (nrows + mr - 1) / mr;
     std::vector<float> scratch(static_cast<std::size_t>(kPixelBlock * nrows));
@@ -134,9 +134,12 @@ void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const 
         }
         if (m == 0) continue;
         float* ds = d + (s * seg.rows + r0) * K + k0;
-        for (i64 tile = 0; tile < tiles; ++tile) {
-          const i64 a = nrows * tile / tiles, b = nrows * (tile + 1) / tiles;
-          mk.pixels(static_cast<int>(b - a), kn, xs, a, ys, 0, m, ds + a * K, K);
+        for (i64 cgi = 0; cgi < col_groups; ++cgi) {
+          const i64 c0 = cgi * kFilterColumns, cn = std::min(kFilterColumns, kg - c0);
+          for (i64 tile = 0; tile < tiles; ++tile) {
+            const i64 a = nrows * tile / tiles, b = nrows * (tile + 1) / tiles;
+            mk.pixels(static_cast<int>(b - a), cn, xs, a, ys, c0, m, ds + a * K + c0, K);
+          }
         }
       }
     }
