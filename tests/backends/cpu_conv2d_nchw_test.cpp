@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstring>
+#include <limits>
 
 #include <tbb/task_arena.h>
 
@@ -185,4 +186,20 @@ TEST_CASE("cpu NCHW float32 conv with a huge stride takes a path that stays corr
   const Tensor dy = Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 1.0);
   CHECK(values(run_op("Conv2DBackpropInputV2", {x, w, dy}, attrs)[0]) == std::vector<double>{2, 0, 0, 0, 0, 0, 0, 0, 0});
   CHECK(values(run_op("Conv2DBackpropFilterV2", {x, w, dy}, attrs)[0]) == std::vector<double>{1});
+}
+
+TEST_CASE("cpu NCHW filter gradient keeps Inf out of entries it does not reach", "[cpu][conv]") {
+  // A 1x3 filter over width 9 (VALID): 7 output columns. Tap kw reads input columns kw..kw+6,
+  // so an Inf in column 8 reaches only tap 2; taps 0 and 1 stay finite (the vector tail lanes
+  // of tap 0 would pair column 8 with zero-padded dy if the kernel did not guard against it).
+  const AttrMap attrs = {{"strides", spatial("NCHW", 1, 1)}, {"padding", std::string("VALID")},
+                         {"data_format", std::string("NCHW")}};
+  Tensor x = Tensor::full(DType::Float32, Shape{1, 1, 2, 9}, 1.0);
+  x.data<float>()[8] = std::numeric_limits<float>::infinity();
+  const Tensor f = Tensor::zeros(DType::Float32, Shape{1, 3, 1, 2});
+  const Tensor dy = Tensor::full(DType::Float32, Shape{1, 2, 2, 7}, 0.5);
+  const auto got = values(run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs)[0]);
+  const auto want = values(run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.backend = "reference"})[0]);
+  CHECK(got == want);  // filter [kw][c][k]: taps 0 and 1 are 14 * 1 * 0.5, tap 2 is +Inf
+  CHECK(got == std::vector<double>{7, 7, 7, 7, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()});
 }
