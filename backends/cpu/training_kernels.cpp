@@ -1,15 +1,14 @@
 // CPU kernels (oneTBB): ApplyGradientDescent, ApplyMomentum, ApplyAdam, updating the stored
-// variables in place over fixed blocks. Each element's update is the reference kernel's double
-// expression in the same order, rounded once per stored value, so the results equal the
-// reference bit for bit whatever the thread count (the updates are memory-bound: double costs
-// nothing measurable here).
+// variables in place over fixed blocks with the reference kernels' element updates
+// (ops/training_updates.hpp), so the results equal the reference bit for bit whatever the thread
+// count (the updates are memory-bound: double arithmetic costs nothing measurable here).
 #include <algorithm>
-#include <cmath>
 
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/training_ops.hpp"
+#include "dagrad/ops/training_updates.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -33,7 +32,7 @@ void gradient_descent(KernelContext& c) {
   const T* delta = c.input(2).data<T>();
   T* w = var.data<T>();
   blocks(var.num_elements(), [&](i64 b, i64 e) {
-    for (i64 i = b; i < e; ++i) w[i] = narrow<T>(widen<T>(w[i]) - alpha * widen<T>(delta[i]));
+    for (i64 i = b; i < e; ++i) ops::gradient_descent_update(w[i], alpha, widen<T>(delta[i]));
   });
   c.set_output(0, var);
 }
@@ -48,12 +47,7 @@ void momentum(KernelContext& c) {
   T* w = var.data<T>();
   T* a = accum.data<T>();
   blocks(var.num_elements(), [&](i64 b, i64 e) {
-    for (i64 i = b; i < e; ++i) {
-      const double g = widen<T>(grad[i]);
-      a[i] = narrow<T>(widen<T>(a[i]) * mom + g);
-      const double acc = widen<T>(a[i]);  // the stored (rounded) accumulator, as TF reads it back
-      w[i] = narrow<T>(widen<T>(w[i]) - (nesterov ? g * lr + acc * mom * lr : lr * acc));
-    }
+    for (i64 i = b; i < e; ++i) ops::momentum_update(w[i], a[i], widen<T>(grad[i]), lr, mom, nesterov);
   });
   c.set_output(0, var);
 }
@@ -63,26 +57,14 @@ void adam(KernelContext& c) {
   Tensor& var = ops::ref_variable(c, 0, 9);
   Tensor& m = ops::ref_variable(c, 1, 9);
   Tensor& v = ops::ref_variable(c, 2, 9);
-  const double beta1_power = scalar(c, 3), beta2_power = scalar(c, 4), lr = scalar(c, 5);
-  const double beta1 = scalar(c, 6), beta2 = scalar(c, 7), epsilon = scalar(c, 8);
-  const bool nesterov = c.attr<bool>("use_nesterov");
-  // TF's alpha: the bias correction folded into the step size; epsilon is added after the sqrt.
-  const double lr_t = lr * std::sqrt(1 - beta2_power) / (1 - beta1_power);
-  const double one_minus_beta1 = 1 - beta1, one_minus_beta2 = 1 - beta2;
+  const ops::AdamCoefficients k(scalar(c, 5), scalar(c, 3), scalar(c, 4), scalar(c, 6), scalar(c, 7), scalar(c, 8),
+                                c.attr<bool>("use_nesterov"));
   const T* grad = c.input(9).data<T>();
   T* w = var.data<T>();
   T* pm = m.data<T>();
   T* pv = v.data<T>();
   blocks(var.num_elements(), [&](i64 b, i64 e) {
-    for (i64 i = b; i < e; ++i) {
-      const double g = widen<T>(grad[i]);
-      const double m0 = widen<T>(pm[i]), v0 = widen<T>(pv[i]);
-      pm[i] = narrow<T>(m0 + (g - m0) * one_minus_beta1);
-      pv[i] = narrow<T>(v0 + (g * g - v0) * one_minus_beta2);
-      const double mi = widen<T>(pm[i]), vi = widen<T>(pv[i]);
-      const double step = nesterov ? (mi * beta1 + one_minus_beta1 * g) : mi;
-      w[i] = narrow<T>(widen<T>(w[i]) - lr_t * step / (std::sqrt(vi) + epsilon));
-    }
+    for (i64 i = b; i < e; ++i) ops::adam_update(w[i], pm[i], pv[i], widen<T>(grad[i]), k);
   });
   c.set_output(0, var);
 }

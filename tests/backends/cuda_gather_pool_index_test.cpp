@@ -13,6 +13,8 @@
 
 #include "dagrad/backends/cuda/gather_index.hpp"
 #include "dagrad/backends/cuda/pool_index.hpp"
+#include "support/index_math.hpp"
+#include "support/pool_cases.hpp"
 #include "dagrad/core/eager.hpp"
 #include "dagrad/core/tensor.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
@@ -23,26 +25,9 @@ using namespace dagrad;
 using namespace dagrad::cuda;
 using i64 = std::int64_t;
 
-i64 product(const std::vector<i64>& dims) {
-  i64 p = 1;
-  for (auto d : dims) p *= d;
-  return p;
-}
-
-std::vector<i64> unravel(i64 linear, const std::vector<i64>& dims) {
-  std::vector<i64> index(dims.size());
-  for (auto a = dims.size(); a-- > 0;) {
-    index[a] = linear % dims[a];
-    linear /= dims[a];
-  }
-  return index;
-}
-
-i64 ravel(const std::vector<i64>& index, const std::vector<i64>& dims) {
-  i64 linear = 0;
-  for (std::size_t a = 0; a < dims.size(); ++a) linear = linear * dims[a] + index[a];
-  return linear;
-}
+using testing::product;
+using testing::ravel;
+using testing::unravel;
 
 }  // namespace
 
@@ -200,24 +185,11 @@ TEST_CASE("cuda pooling loops emulated on the host equal the reference kernels e
   std::uniform_real_distribution<double> real(-2.0, 2.0);
   int explicit_checked = 0;
   for (int trial = 0; trial < 90; ++trial) {
-    const bool nchw = pick(0, 1) == 1;
-    const char* padding = std::array<const char*, 3>{"SAME", "VALID", "EXPLICIT"}[static_cast<std::size_t>(pick(0, 2))];
-    const bool same = std::string(padding) == "SAME", explicit_padding = std::string(padding) == "EXPLICIT";
-    const i64 n = pick(1, 2), h = pick(1, 9), w = pick(1, 9), d = pick(1, 3);
-    const i64 kr = pick(1, 4), kc = pick(1, 4), sr = pick(1, 3), sc = pick(1, 3);
-    // EXPLICIT (max-pool ops only): each padding smaller than the window, as TF requires.
-    const i64 pt = explicit_padding ? pick(0, kr - 1) : 0, pb = explicit_padding ? pick(0, kr - 1) : 0;
-    const i64 pl = explicit_padding ? pick(0, kc - 1) : 0, pr = explicit_padding ? pick(0, kc - 1) : 0;
-    if (!same && (kr > h + pt + pb || kc > w + pl + pr)) continue;
-    AttrMap attrs{{"ksize", nchw ? std::vector<i64>{1, 1, kr, kc} : std::vector<i64>{1, kr, kc, 1}},
-                  {"strides", nchw ? std::vector<i64>{1, 1, sr, sc} : std::vector<i64>{1, sr, sc, 1}},
-                  {"padding", std::string(padding)},
-                  {"data_format", std::string(nchw ? "NCHW" : "NHWC")}};
-    if (explicit_padding) {
-      attrs["explicit_paddings"] = nchw ? std::vector<i64>{0, 0, 0, 0, pt, pb, pl, pr}
-                                        : std::vector<i64>{0, 0, pt, pb, pl, pr, 0, 0};
-    }
-    const Shape in_shape = nchw ? Shape{n, d, h, w} : Shape{n, h, w, d};
+    const auto drawn = testing::random_pool_case(rng, 2, 9, 3);
+    if (!drawn) continue;
+    const AttrMap& attrs = drawn->attrs;
+    const Shape in_shape = drawn->input;
+    const bool explicit_padding = drawn->explicit_padding;
     Tensor x = Tensor::empty(DType::Float64, in_shape);
     // Few distinct values, so windows often hold ties (the first maximum must win).
     for (i64 i = 0; i < x.num_elements(); ++i) x.data<double>()[i] = static_cast<double>(pick(-3, 3)) + real(rng) * (pick(0, 1) ? 1e-3 : 0.0);
@@ -248,8 +220,7 @@ TEST_CASE("cuda pooling loops emulated on the host equal the reference kernels e
     for (i64 i = 0; i < grad_in.num_elements(); ++i) grad_in.data<double>()[i] = real(rng);
     const Tensor grad_grad = run_op("MaxPoolGradGrad", {x, pooled, grad_in}, attrs, {.backend = "reference"})[0];
 
-    INFO("trial " << trial << " input " << in_shape.to_string() << " window " << kr << "x" << kc << " stride " << sr
-                  << "x" << sc << " " << padding << " pads " << pt << " " << pb << " " << pl << " " << pr);
+    INFO("trial " << trial << " " << drawn->describe());
     std::vector<i64> argmaxes(static_cast<std::size_t>(pooled.num_elements()));
     for (i64 o = 0; o < pooled.num_elements(); ++o) {
       argmaxes[static_cast<std::size_t>(o)] = e.argmax(o);

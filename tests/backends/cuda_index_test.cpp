@@ -10,6 +10,7 @@
 
 #include "dagrad/backends/cuda/conv_index.hpp"
 #include "dagrad/backends/cuda/elementwise_index.hpp"
+#include "support/index_math.hpp"
 #include "dagrad/core/eager.hpp"
 #include "dagrad/core/tensor.hpp"
 #include "dagrad/ops/conv2d.hpp"
@@ -21,26 +22,9 @@ using namespace dagrad;
 using namespace dagrad::cuda;
 using i64 = std::int64_t;
 
-i64 product(const std::vector<i64>& dims) {
-  i64 p = 1;
-  for (auto d : dims) p *= d;
-  return p;
-}
-
-std::vector<i64> unravel(i64 linear, const std::vector<i64>& dims) {
-  std::vector<i64> index(dims.size());
-  for (auto a = dims.size(); a-- > 0;) {
-    index[a] = linear % dims[a];
-    linear /= dims[a];
-  }
-  return index;
-}
-
-i64 ravel(const std::vector<i64>& index, const std::vector<i64>& dims) {
-  i64 linear = 0;
-  for (std::size_t a = 0; a < dims.size(); ++a) linear = linear * dims[a] + index[a];
-  return linear;
-}
+using testing::product;
+using testing::ravel;
+using testing::unravel;
 
 }  // namespace
 

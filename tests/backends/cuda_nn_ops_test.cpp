@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/cuda_testing.hpp"
+#include "support/pool_cases.hpp"
 #include "support/error_of.hpp"
 
 namespace {
@@ -153,24 +154,11 @@ TEST_CASE("cuda pooling kernels equal the reference bit for bit", "[cuda]") {
   auto pick = [&](i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng); };
   int checked = 0;
   for (int trial = 0; trial < 30; ++trial) {
-    const bool nchw = pick(0, 1) == 1;
-    const char* padding = std::array<const char*, 3>{"SAME", "VALID", "EXPLICIT"}[static_cast<std::size_t>(pick(0, 2))];
-    const bool same = std::string(padding) == "SAME", explicit_padding = std::string(padding) == "EXPLICIT";
-    const i64 n = pick(1, 3), h = pick(1, 12), w = pick(1, 12), d = pick(1, 5);
-    const i64 kr = pick(1, 4), kc = pick(1, 4), sr = pick(1, 3), sc = pick(1, 3);
-    // EXPLICIT (max-pool ops only): each padding smaller than the window, as TF requires.
-    const i64 pt = explicit_padding ? pick(0, kr - 1) : 0, pb = explicit_padding ? pick(0, kr - 1) : 0;
-    const i64 pl = explicit_padding ? pick(0, kc - 1) : 0, pr = explicit_padding ? pick(0, kc - 1) : 0;
-    if (!same && (kr > h + pt + pb || kc > w + pl + pr)) continue;
-    AttrMap attrs{{"ksize", nchw ? std::vector<i64>{1, 1, kr, kc} : std::vector<i64>{1, kr, kc, 1}},
-                  {"strides", nchw ? std::vector<i64>{1, 1, sr, sc} : std::vector<i64>{1, sr, sc, 1}},
-                  {"padding", std::string(padding)},
-                  {"data_format", std::string(nchw ? "NCHW" : "NHWC")}};
-    if (explicit_padding) {
-      attrs["explicit_paddings"] = nchw ? std::vector<i64>{0, 0, 0, 0, pt, pb, pl, pr}
-                                        : std::vector<i64>{0, 0, pt, pb, pl, pr, 0, 0};
-    }
-    const Shape in_shape = nchw ? Shape{n, d, h, w} : Shape{n, h, w, d};
+    const auto drawn = testing::random_pool_case(rng, 3, 12, 5);
+    if (!drawn) continue;
+    const AttrMap& attrs = drawn->attrs;
+    const Shape in_shape = drawn->input;
+    const bool explicit_padding = drawn->explicit_padding;
     for (DType t : kFloats) {
       // Values on a coarse grid so that windows hold ties (the first maximum must win).
       Tensor x = Tensor::empty(DType::Float64, in_shape);
@@ -180,8 +168,7 @@ TEST_CASE("cuda pooling kernels equal the reference bit for bit", "[cuda]") {
       const Tensor dy = random_tensor(t, y.shape(), rng), ddx = random_tensor(t, in_shape, rng);
       std::vector<std::int32_t> dims(in_shape.dims().begin(), in_shape.dims().end());
       const Tensor orig_shape = Tensor::from_values<std::int32_t>(Shape{4}, dims);
-      INFO(dtype_name(t) << " " << in_shape.to_string() << " window " << kr << "x" << kc << " stride " << sr << "x"
-                         << sc << " " << padding << " pads " << pt << " " << pb << " " << pl << " " << pr);
+      INFO(dtype_name(t) << " " << drawn->describe());
       CHECK(bitwise_equal(run_on_cuda("MaxPool", {x}, attrs)[0], y));
       CHECK(bitwise_equal(run_on_cuda("MaxPoolGrad", {x, y, dy}, attrs)[0],
                           run_reference("MaxPoolGrad", {x, y, dy}, attrs)[0]));
