@@ -69,6 +69,7 @@ FastFn fast_backprop_input(const Conv2DGeometry& g) {
   return conv2d_nchw_fast_path_applies(g) ? conv2d_backprop_input_fast_nchw : nullptr;
 }
 FastFn fast_backprop_filter(const Conv2DGeometry& g) {
+  if (conv2d_filter_strips_apply(g)) return conv2d_backprop_filter_strips;            // first layers
   if (g.data_format == ops::DataFormat::NHWC) return conv2d_backprop_filter_fast;  // any groups
   return conv2d_nchw_fast_path_applies(g) ? conv2d_backprop_filter_fast_nchw : nullptr;
 }

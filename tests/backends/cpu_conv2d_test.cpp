@@ -184,7 +184,8 @@ TEST_CASE("cpu conv float32 fast path stays within 1e-5 of float64 on larger sha
 }
 
 // Shapes the random sweep rarely reaches: wide filters over few channels (whole filter rows as
-// one segment, edge pixels packed with zeros), several row and column groups, grouped NHWC.
+// one segment, edge pixels packed with zeros, or the whole filter on padded strips), several row
+// and column groups, grouped NHWC.
 TEST_CASE("cpu conv fast paths match float64 on first-layer, wide-filter and grouped shapes", "[cpu][conv]") {
   struct Case {
     i64 n, h, w, c, k, kh, kw, stride, dilation, groups;
@@ -195,7 +196,14 @@ TEST_CASE("cpu conv fast paths match float64 on first-layer, wide-filter and gro
                         {2, 9, 11, 20, 130, 5, 3, 1, 1, 1, ops::Padding::Explicit},
                         {1, 12, 13, 24, 40, 3, 5, 2, 2, 1, ops::Padding::Same},
                         {2, 10, 9, 18, 210, 3, 3, 1, 1, 3, ops::Padding::Same},
-                        {1, 8, 8, 8, 8, 3, 3, 1, 1, 8, ops::Padding::Valid}};
+                        {1, 8, 8, 8, 8, 3, 3, 1, 1, 8, ops::Padding::Valid},
+                        // small-channel filter gradients on padded strips: tails, several column
+                        // groups, strides and dilations, a single-row filter
+                        {3, 9, 10, 2, 37, 5, 3, 2, 2, 1, ops::Padding::Explicit},
+                        {1, 7, 30, 3, 130, 3, 3, 1, 1, 1, ops::Padding::Same},
+                        {2, 11, 12, 1, 5, 3, 3, 3, 1, 1, ops::Padding::Same},
+                        {4, 5, 5, 1, 1, 1, 1, 1, 1, 1, ops::Padding::Valid},
+                        {40, 6, 7, 1, 48, 3, 3, 1, 1, 1, ops::Padding::Same}};
   std::mt19937 rng(2024);
   for (const Case& cs : cases) {
     ops::Conv2DAttrs a;

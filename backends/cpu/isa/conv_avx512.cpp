@@ -3,4 +3,5 @@
 #define DAGRAD_VL 16
 #define DAGRAD_NV_MAX 4
 #define DAGRAD_ROWS 6
+#define DAGRAD_REGS 32
 #include "conv_microkernels.inc"

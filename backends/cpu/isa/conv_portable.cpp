@@ -3,4 +3,5 @@
 #define DAGRAD_VL 4
 #define DAGRAD_NV_MAX 2
 #define DAGRAD_ROWS 4
+#define DAGRAD_REGS 16
 #include "conv_microkernels.inc"
