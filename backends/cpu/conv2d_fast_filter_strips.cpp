@@ -22,7 +22,7 @@ namespace {
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
-constexpr i64 kMaxStripRows = 32;   // filter gradient rows (KH * KW * C) this path takes at most
+constexpr i64 kMaxStripRows = 160;  // filter gradient rows (KH * KW * C) this path takes at most
 constexpr i64 kPixelBlock = 128;    // pixels per block of strips: dy's block stays in L1
 constexpr i64 kFilterColumns = 64;  // df columns per micro-kernel call
 constexpr i64 kMaxBlockFloats = i64{1} << 18;  // strips per task: 1 MiB at most
