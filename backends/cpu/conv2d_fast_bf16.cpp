@@ -10,7 +10,7 @@
 
 #include "dagrad/backends/cpu/bf16_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
-#include "dagrad/core/allocator.hpp"
+#include "dagrad/backends/cpu/reduction_partials.hpp"
 
 namespace dagrad::cpu {
 #if defined(__x86_64__)
@@ -56,15 +56,13 @@ void conv2d_backprop_filter_bf16(const Conv2DGeometry& g, const bfloat16* x, con
   const i64 per_chunk = cgroups * kgroups;
   const i64 rows = g.batch * g.out_rows;
   const i64 chunks = filter_reduction_chunks(rows, per_chunk, fsize * 4);
-  // float32 partial filters, one per chunk, from the caching host allocator (no fresh pages per call).
-  Buffer partial_buffer(host_allocator(), static_cast<std::size_t>(std::max<i64>(chunks * fsize, 1)) * sizeof(float));
-  float* partial = static_cast<float*>(partial_buffer.data());
+  const ReductionPartials<float> partial(chunks, fsize);  // float32 partial filters, one per chunk
   const i64 per_image = g.out_rows * g.out_cols;
   tbb::parallel_for(i64{0}, chunks * per_chunk, [&](i64 task) {
     const i64 chunk = task / per_chunk, cg = task % per_chunk / kgroups, kgi = task % kgroups;
     const i64 c0 = cg * kChannelGroup, cn = std::min(kChannelGroup, C - c0);
     const i64 k0 = kgi * kColumnGroup, kn = std::min(kColumnGroup, K - k0), kpad = (kn + 15) / 16 * 16;
-    float* d = partial + chunk * fsize;
+    float* d = partial.chunk(chunk);
     for (i64 t = 0; t < taps; ++t)
       for (i64 c = c0; c < c0 + cn; ++c) std::fill_n(d + (t * C + c) * K + k0, kn, 0.0f);
     alignas(64) u32 xpanel[kPixelBlock / 2 * kChannelGroup];
@@ -111,15 +109,7 @@ void conv2d_backprop_filter_bf16(const Conv2DGeometry& g, const bfloat16* x, con
       }
     }
   });
-  // Partial sums are added in chunk order (the same for any thread count), then rounded once.
-  constexpr i64 kBlock = 4096;
-  tbb::parallel_for(i64{0}, (fsize + kBlock - 1) / kBlock, [&](i64 b) {
-    for (i64 e = b * kBlock; e < std::min(fsize, (b + 1) * kBlock); ++e) {
-      float total = partial[e];
-      for (i64 chunk = 1; chunk < chunks; ++chunk) total += partial[chunk * fsize + e];
-      df[e] = static_cast<bfloat16>(total);
-    }
-  });
+  partial.sum_to(df);  // in chunk order, then rounded once
 }
 
 }  // namespace dagrad::cpu

@@ -16,6 +16,7 @@
 
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/backends/cpu/reduction_partials.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -92,7 +93,7 @@ void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const 
   const i64 col_groups = (kg + kFilterColumns - 1) / kFilterColumns;
   const i64 per_chunk = g.groups * row_groups;
   const i64 chunks = filter_reduction_chunks(g.batch * g.out_rows, per_chunk, fsize * 4);
-  std::vector<float> partial(static_cast<std::size_t>(chunks > 1 ? chunks * fsize : 0));
+  const ReductionPartials<float> partial(chunks, fsize, df);
   const i64 pixel_rows = g.batch * g.out_rows;
   // A task owns a slab of rows (all of its group's columns) of every segment of one chunk's
   // partial filter. Pixel blocks are its outer loop; each block's pointer lists serve all column
@@ -101,7 +102,7 @@ void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const 
     const i64 chunk = task / per_chunk, group = task % per_chunk / row_groups, rg = task % row_groups;
     const i64 r0 = rg * row_group, r1 = std::min(seg.rows, r0 + row_group), nrows = r1 - r0;
     const i64 k0 = group * kg;
-    float* d = chunks > 1 ? partial.data() + chunk * fsize : df;
+    float* d = partial.chunk(chunk);
     for (i64 s = 0; s < seg.count; ++s)
       for (i64 r = r0; r < r1; ++r) std::fill_n(d + (s * seg.rows + r) * K + k0, kg, 0.0f);
     // Register tiles of nearly equal height (mr at most) cover the task's rows.
@@ -144,15 +145,7 @@ void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const 
       }
     }
   });
-  if (chunks > 1) {
-    tbb::parallel_for(i64{0}, (fsize + 4095) / 4096, [&](i64 blk) {
-      for (i64 e = blk * 4096; e < std::min(fsize, (blk + 1) * 4096); ++e) {
-        float total = partial[static_cast<std::size_t>(e)];
-        for (i64 chunk = 1; chunk < chunks; ++chunk) total += partial[static_cast<std::size_t>(chunk * fsize + e)];
-        df[e] = total;
-      }
-    });
-  }
+  partial.sum_to(df);
 }
 
 }  // namespace dagrad::cpu

@@ -15,6 +15,7 @@
 
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/backends/cpu/reduction_partials.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -81,9 +82,9 @@ void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const float* x, cons
   const i64 pixel_rows = g.batch * g.out_rows;
   const i64 block_rows = std::max<i64>(1, std::min(kPixelBlock / OW, kMaxBlockFloats / st.floats));
   const i64 chunks = filter_reduction_chunks(pixel_rows, 1, fsize * 4);
-  std::vector<float> partial(static_cast<std::size_t>(chunks > 1 ? chunks * fsize : 0));
+  const ReductionPartials<float> partial(chunks, fsize, df);
   tbb::parallel_for(i64{0}, chunks, [&](i64 chunk) {
-    float* d = chunks > 1 ? partial.data() + chunk * fsize : df;
+    float* d = partial.chunk(chunk);
     std::fill_n(d, fsize, 0.0f);
     std::vector<float> strips(static_cast<std::size_t>(block_rows * st.floats));
     const i64 q_end = pixel_rows * (chunk + 1) / chunks;
@@ -102,13 +103,7 @@ void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const float* x, cons
       }
     }
   });
-  if (chunks > 1) {  // chunk order fixed: the same bits for any thread count
-    for (i64 e = 0; e < fsize; ++e) {
-      float total = partial[static_cast<std::size_t>(e)];
-      for (i64 chunk = 1; chunk < chunks; ++chunk) total += partial[static_cast<std::size_t>(chunk * fsize + e)];
-      df[e] = total;
-    }
-  }
+  partial.sum_to(df);
 }
 
 }  // namespace dagrad::cpu

@@ -16,6 +16,7 @@
 #include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_nchw_panel.hpp"
 #include "dagrad/backends/cpu/nchw_microkernels.hpp"
+#include "dagrad/backends/cpu/reduction_partials.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -69,12 +70,12 @@ void conv2d_backprop_filter_fast_nchw(const Conv2DGeometry& g, const float* x, c
   const i64 row_bytes =
       4 * (g.stride_rows * std::min(cg, kChannelBlock) * sw * phase_len + std::min(kg, kFilterBlock) * cols);
   const i64 R = std::clamp<i64>(kPanelBytes / row_bytes, 1, ceil_div(kSegmentTarget, segs_per_row));
-  std::vector<float> partial(static_cast<std::size_t>(chunks > 1 ? chunks * fsize : 0));
+  const ReductionPartials<float> partial(chunks, fsize, df);
   tbb::parallel_for(i64{0}, chunks * per_chunk, [&](i64 task) {
     const i64 chunk = task / per_chunk, grp = task / (cblocks * kblocks) % g.groups;
     const i64 c0 = task / kblocks % cblocks * kChannelBlock, k0 = task % kblocks * kFilterBlock;
     const i64 cn = std::min(kChannelBlock, cg - c0), kn = std::min(kFilterBlock, kg - k0);
-    float* d = (chunks > 1 ? partial.data() + chunk * fsize : df) + c0 * K + grp * kg + k0;  // d[(t*cg + ci)*K + k]
+    float* d = partial.chunk(chunk) + c0 * K + grp * kg + k0;  // d[(t*cg + ci)*K + k]
     for (i64 t = 0; t < taps; ++t)
       for (i64 ci = 0; ci < cn; ++ci) std::fill_n(d + (t * cg + ci) * K, kn, 0.0f);
     thread_local RowSlots xslots, yslots;
@@ -122,13 +123,7 @@ void conv2d_backprop_filter_fast_nchw(const Conv2DGeometry& g, const float* x, c
       }
     }
   });
-  if (chunks > 1) {
-    tbb::parallel_for(i64{0}, fsize, [&](i64 e) {
-      float total = partial[static_cast<std::size_t>(e)];
-      for (i64 chunk = 1; chunk < chunks; ++chunk) total += partial[static_cast<std::size_t>(chunk * fsize + e)];
-      df[e] = total;
-    });
-  }
+  partial.sum_to(df);
 }
 
 }  // namespace dagrad::cpu

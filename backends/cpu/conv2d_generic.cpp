@@ -8,6 +8,7 @@
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
+#include "dagrad/backends/cpu/reduction_partials.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -135,9 +136,10 @@ void conv2d_backprop_filter_generic(const Conv2DGeometry& g, const T* x, const T
   const i64 fsize = g.filter_rows * g.filter_cols * cg * K;
   const i64 rows = g.batch * g.out_rows;
   const i64 chunks = filter_reduction_chunks(rows, 1, fsize * static_cast<i64>(sizeof(A)));
-  std::vector<A> partial(static_cast<std::size_t>(chunks * fsize), A(0));
+  const ReductionPartials<A> partial(chunks, fsize);
   tbb::parallel_for(i64{0}, chunks, [&](i64 chunk) {
-    A* part = partial.data() + chunk * fsize;
+    A* part = partial.chunk(chunk);
+    std::fill_n(part, fsize, A(0));
     std::vector<A> dv(static_cast<std::size_t>(K)), xv(static_cast<std::size_t>(C));
     for (i64 row = rows * chunk / chunks; row < rows * (chunk + 1) / chunks; ++row) {
       const i64 n = row / g.out_rows, oh = row % g.out_rows;
@@ -160,12 +162,7 @@ void conv2d_backprop_filter_generic(const Conv2DGeometry& g, const T* x, const T
       }
     }
   });
-  // Partial sums are added in chunk order: the same order for any number of threads.
-  tbb::parallel_for(i64{0}, fsize, [&](i64 e) {
-    A total = partial[static_cast<std::size_t>(e)];
-    for (i64 chunk = 1; chunk < chunks; ++chunk) total += partial[static_cast<std::size_t>(chunk * fsize + e)];
-    df[e] = static_cast<T>(total);
-  });
+  partial.sum_to(df);  // in chunk order: the same order for any number of threads
 }
 
 #define DAGRAD_INSTANTIATE(T)                                                                          \
