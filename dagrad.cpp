@@ -38,6 +38,7 @@ void register_all(Registries& r) {
   cpu::register_math_kernels(r.kernels);
   cpu::register_conv2d_kernels(r.kernels);
   cpu::register_nn_kernels(r.kernels);
+  cpu::register_softmax_kernels(r.kernels);
   cpu::register_pooling_kernels(r.kernels);
   cpu::register_matmul_kernels(r.kernels);
   cpu::register_training_kernels(r.kernels);

@@ -10,41 +10,13 @@
 
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
-#include "dagrad/backends/cpu/convert.hpp"
-#include "dagrad/core/allocator.hpp"
+#include "dagrad/backends/cpu/float_buffer.hpp"
 
 namespace dagrad::cpu {
 namespace {
 
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
-
-// float32 workspace from the caching host allocator: fresh pages cost about 12 us each on these
-// machines, as much as converting them. Conversions (convert.hpp) are bitwise static_cast.
-class FloatBuffer {
- public:
-  explicit FloatBuffer(i64 count)
-      : count_(count),
-        buffer_(std::make_unique<Buffer>(host_allocator(), static_cast<std::size_t>(std::max<i64>(count, 1)) * sizeof(float))) {}
-  float* data() const { return static_cast<float*>(buffer_->data()); }
-  i64 size() const { return count_; }
-
- private:
-  i64 count_;
-  std::unique_ptr<Buffer> buffer_;  // Buffer itself does not move
-};
-
-template <class T>
-FloatBuffer to_float(const T* data, i64 count) {
-  FloatBuffer out(count);
-  convert_to_float(data, out.data(), count);
-  return out;
-}
-
-template <class T>
-void from_float(const FloatBuffer& in, T* out) {
-  convert_from_float(in.data(), out, in.size());
-}
 
 i64 input_size(const Conv2DGeometry& g) { return g.batch * g.in_rows * g.in_cols * g.in_depth; }
 i64 output_size(const Conv2DGeometry& g) { return g.batch * g.out_rows * g.out_cols * g.out_depth; }

@@ -1,46 +1,51 @@
 // CPU MatMul (oneTBB): operands are packed to row-major A [m, k] and B [k, n], then tasks own
 // blocks of output rows. Every C[i, j] sums over p = 0..k-1 in order, so results do not depend
 // on the thread count; the inner loop runs along a row of B and C, which the compiler vectorises.
+// half and bfloat16 operands are widened to float32 (products of two of them are exact there),
+// multiplied by the float32 kernel and each task's rows of C narrowed once: exactly the float32
+// result on the widened operands, rounded.
 #include <algorithm>
 #include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/float_only.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 
 namespace dagrad::cpu {
 namespace {
 
-constexpr std::int64_t kRowTile = 4;     // rows of C sharing each loaded row of B
-constexpr std::int64_t kDepthBlock = 256;  // rows of B kept hot in cache per pass
+using i64 = std::int64_t;
+constexpr i64 kRowTile = 4;       // rows of C sharing each loaded row of B
+constexpr i64 kDepthBlock = 256;  // rows of B kept hot in cache per pass
 
 // Row-major copy of the transpose of a [rows, cols] matrix.
 template <class T>
-std::vector<T> transposed(const T* src, std::int64_t rows, std::int64_t cols) {
+std::vector<T> transposed(const T* src, i64 rows, i64 cols) {
   std::vector<T> dst(static_cast<std::size_t>(rows * cols));
-  tbb::parallel_for(std::int64_t{0}, cols, [&](std::int64_t j) {
-    for (std::int64_t i = 0; i < rows; ++i) dst[static_cast<std::size_t>(j * rows + i)] = src[i * cols + j];
+  tbb::parallel_for(i64{0}, cols, [&](i64 j) {
+    for (i64 i = 0; i < rows; ++i) dst[static_cast<std::size_t>(j * rows + i)] = src[i * cols + j];
   });
   return dst;
 }
 
 template <class T>
-void gemm_rows(const T* a, const T* b, T* c, std::int64_t row_begin, std::int64_t row_end, std::int64_t k, std::int64_t n) {
+void gemm_rows(const T* a, const T* b, T* c, i64 row_begin, i64 row_end, i64 k, i64 n) {
   std::fill(c + row_begin * n, c + row_end * n, T(0));
-  for (std::int64_t p0 = 0; p0 < k; p0 += kDepthBlock) {
-    const std::int64_t p1 = std::min(k, p0 + kDepthBlock);
-    std::int64_t i = row_begin;
+  for (i64 p0 = 0; p0 < k; p0 += kDepthBlock) {
+    const i64 p1 = std::min(k, p0 + kDepthBlock);
+    i64 i = row_begin;
     for (; i + kRowTile <= row_end; i += kRowTile) {
       T* c0 = c + i * n;
       T* c1 = c0 + n;
       T* c2 = c1 + n;
       T* c3 = c2 + n;
-      for (std::int64_t p = p0; p < p1; ++p) {
+      for (i64 p = p0; p < p1; ++p) {
         const T a0 = a[i * k + p], a1 = a[(i + 1) * k + p], a2 = a[(i + 2) * k + p], a3 = a[(i + 3) * k + p];
         const T* bp = b + p * n;
-        for (std::int64_t j = 0; j < n; ++j) {
+        for (i64 j = 0; j < n; ++j) {
           const T bv = bp[j];
           c0[j] += a0 * bv;
           c1[j] += a1 * bv;
@@ -51,14 +56,56 @@ void gemm_rows(const T* a, const T* b, T* c, std::int64_t row_begin, std::int64_
     }
     for (; i < row_end; ++i) {
       T* ci = c + i * n;
-      for (std::int64_t p = p0; p < p1; ++p) {
+      for (i64 p = p0; p < p1; ++p) {
         const T av = a[i * k + p];
         const T* bp = b + p * n;
-        for (std::int64_t j = 0; j < n; ++j) ci[j] += av * bp[j];
+        for (i64 j = 0; j < n; ++j) ci[j] += av * bp[j];
       }
     }
   }
 }
+
+// C = A B on packed row-major operands; done(row_begin, row_end) runs in the task that wrote
+// those rows of C, while they are still in cache.
+template <class T, class Done>
+void gemm(const T* a, const T* b, T* c, i64 m, i64 k, i64 n, Done&& done) {
+  const i64 tiles = (m + kRowTile - 1) / kRowTile;
+  // About 64k multiply-adds per task at least.
+  const i64 grain = std::max<i64>(1, (1 << 16) / std::max<i64>(kRowTile * k * n, 1));
+  tbb::parallel_for(tbb::blocked_range<i64>(0, tiles, grain), [&](const tbb::blocked_range<i64>& r) {
+    const i64 row_begin = r.begin() * kRowTile, row_end = std::min(m, r.end() * kRowTile);
+    gemm_rows(a, b, c, row_begin, row_end, k, n);
+    done(row_begin, row_end);
+  });
+}
+
+// A [rows, cols] operand, row-major as the product reads it (transposed first where asked), in
+// float32 for half/bfloat16.
+template <class T>
+class Packed {
+ public:
+  using A = accumulator_t<T>;
+  Packed(const Tensor& t, bool transpose) {
+    const T* p = t.data<T>();
+    const i64 rows = t.shape()[0], cols = t.shape()[1];
+    if (transpose) {
+      transposed_ = transposed(p, rows, cols);
+      p = transposed_.data();
+    }
+    if constexpr (is_reduced_float_v<T>) {
+      widened_ = std::make_unique<FloatBuffer>(to_float(p, rows * cols));
+      data_ = widened_->data();
+    } else {
+      data_ = p;
+    }
+  }
+  const A* data() const { return data_; }
+
+ private:
+  std::vector<T> transposed_;
+  std::unique_ptr<FloatBuffer> widened_;
+  const A* data_ = nullptr;
+};
 
 template <class T>
 void mat_mul(KernelContext& c) {
@@ -66,33 +113,25 @@ void mat_mul(KernelContext& c) {
   const Tensor& b = c.input(1);
   const bool ta = c.attr<bool>("transpose_a"), tb = c.attr<bool>("transpose_b");
   Tensor& out = c.allocate_output(0);
-  const std::int64_t m = out.shape()[0], n = out.shape()[1];
-  const std::int64_t k = ta ? a.shape()[0] : a.shape()[1];
-  std::vector<T> a_packed, b_packed;
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  if (ta) {
-    a_packed = transposed(pa, a.shape()[0], a.shape()[1]);
-    pa = a_packed.data();
-  }
-  if (tb) {
-    b_packed = transposed(pb, b.shape()[0], b.shape()[1]);
-    pb = b_packed.data();
-  }
+  const i64 m = out.shape()[0], n = out.shape()[1];
+  const i64 k = ta ? a.shape()[0] : a.shape()[1];
+  const Packed<T> pa(a, ta), pb(b, tb);
   T* pc = out.data<T>();
-  const std::int64_t tiles = (m + kRowTile - 1) / kRowTile;
-  // About 64k multiply-adds per task at least.
-  const std::int64_t grain = std::max<std::int64_t>(1, (1 << 16) / std::max<std::int64_t>(kRowTile * k * n, 1));
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, tiles, grain), [&](const tbb::blocked_range<std::int64_t>& r) {
-    gemm_rows(pa, pb, pc, r.begin() * kRowTile, std::min(m, r.end() * kRowTile), k, n);
-  });
+  if constexpr (is_reduced_float_v<T>) {
+    FloatBuffer wide(m * n);
+    gemm(pa.data(), pb.data(), wide.data(), m, k, n,
+         [&](i64 r0, i64 r1) { convert_from_float(wide.data() + r0 * n, pc + r0 * n, (r1 - r0) * n); });
+  } else {
+    gemm(pa.data(), pb.data(), pc, m, k, n, [](i64, i64) {});
+  }
 }
 
 }  // namespace
 
 void register_matmul_kernels(KernelRegistry& r) {
-  add_kernels(r, "MatMul", Device::Kind::CPU, kBackend, kPriority, {DType::Float32, DType::Float64},
-              float_only([]<class T>() -> KernelFn { return mat_mul<T>; }));
+  add_kernels(r, "MatMul", Device::Kind::CPU, kBackend, kPriority,
+              {DType::Half, DType::BFloat16, DType::Float32, DType::Float64},
+              any_float([]<class T>() -> KernelFn { return mat_mul<T>; }));
 }
 
 }  // namespace dagrad::cpu

@@ -1,13 +1,18 @@
-// CPU kernels (oneTBB): BiasAdd, BiasAddGrad, Relu, ReluGrad, Softmax and the dense and sparse
-// softmax cross-entropies. Each output element is computed by one task in a fixed order, and BiasAddGrad
-// sums fixed-size row blocks combined in block order, so results never depend on thread count.
+// CPU kernels (oneTBB): BiasAdd, BiasAddGrad, Relu and ReluGrad for every float dtype. half and
+// bfloat16 are computed in float32 chunks and rounded once per result; BiasAdd, Relu and ReluGrad
+// then equal the reference bit for bit (one float32 add or multiply of two 11- or 8-bit values,
+// rounded again to 11 or 8 bits, is the correctly rounded result: 24 >= 2p + 2). BiasAddGrad sums
+// fixed-size row blocks in float32 (double for double), combined in block order, so results never
+// depend on the thread count; half/bfloat16 give exactly the float32 kernel's sum of the widened
+// input, rounded once.
 #include <algorithm>
-#include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/float_chunks.hpp"
 #include "dagrad/backends/cpu/float_only.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/nn_ops.hpp"
@@ -15,26 +20,32 @@
 namespace dagrad::cpu {
 namespace {
 
+using i64 = std::int64_t;
 constexpr auto kCpu = Device::Kind::CPU;
-constexpr std::int64_t kGrain = 1 << 14;     // elements per task for element-wise loops
-constexpr std::int64_t kBlockRows = 256;     // BiasAddGrad rows per partial sum
+constexpr i64 kGrain = 1 << 14;       // elements per task for element-wise loops
+constexpr i64 kBlockRows = 256;       // BiasAddGrad rows per partial sum
+constexpr i64 kMaxPattern = 1 << 15;  // longest bias period BiasAdd expands
 
 using ops::ChannelSplit;
 using ops::split_at_channel;
 
+// f(begin, count) over [0, n) in pieces of at most kChunk elements, in parallel.
 template <class F>
-void parallel_elements(std::int64_t n, F&& f) {
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, kGrain), [&](const tbb::blocked_range<std::int64_t>& r) {
-    for (std::int64_t i = r.begin(); i < r.end(); ++i) f(i);
+void parallel_chunks(i64 n, F&& f) {
+  tbb::parallel_for(tbb::blocked_range<i64>(0, n, kGrain), [&](const tbb::blocked_range<i64>& r) {
+    for (i64 b = r.begin(); b < r.end(); b += kChunk) f(b, std::min(kChunk, r.end() - b));
   });
 }
 
-template <class F>
-void parallel_rows(std::int64_t rows, std::int64_t row_cost, F&& f) {
-  const std::int64_t grain = std::max<std::int64_t>(1, kGrain / std::max<std::int64_t>(row_cost, 1));
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain), [&](const tbb::blocked_range<std::int64_t>& r) {
-    for (std::int64_t i = r.begin(); i < r.end(); ++i) f(i);
-  });
+// half/bfloat16 x < 0 on the bits: sign set, magnitude non-zero (-0 stays) and not NaN (NaN stays),
+// i.e. bits in [0x8001, 0x8000 + inf]. Exact, and the loop vectorises as 16-bit integer compares.
+template <class T>
+void relu_bits(const T* x, T* y, i64 n) {
+  static_assert(sizeof(T) == 2);  // Eigen's half and bfloat16 are one 16-bit field
+  constexpr std::uint16_t inf = std::is_same_v<T, half> ? 0x7c00 : 0x7f80;
+  const auto* in = reinterpret_cast<const std::uint16_t*>(x);
+  auto* out = reinterpret_cast<std::uint16_t*>(y);
+  for (i64 i = 0; i < n; ++i) out[i] = static_cast<std::uint16_t>(in[i] - 0x8001) < inf ? 0 : in[i];
 }
 
 template <class T>
@@ -42,164 +53,153 @@ void relu(KernelContext& c) {
   const T* x = c.input(0).data<T>();
   Tensor& out = c.allocate_output(0);
   T* y = out.data<T>();
-  parallel_elements(out.num_elements(), [&](std::int64_t i) { y[i] = x[i] < T(0) ? T(0) : x[i]; });
+  parallel_chunks(out.num_elements(), [&](i64 b, i64 n) {
+    if constexpr (is_reduced_float_v<T>) {
+      relu_bits(x + b, y + b, n);
+    } else {
+      for (i64 i = b; i < b + n; ++i) y[i] = x[i] < T(0) ? T(0) : x[i];
+    }
+  });
 }
 
 // TF multiplies by the 0/1 mask, so a NaN gradient stays NaN where features <= 0.
 template <class T>
 void relu_grad(KernelContext& c) {
+  using A = accumulator_t<T>;
   const T* g = c.input(0).data<T>();
   const T* f = c.input(1).data<T>();
   Tensor& out = c.allocate_output(0);
   T* y = out.data<T>();
-  parallel_elements(out.num_elements(), [&](std::int64_t i) { y[i] = g[i] * (f[i] > T(0) ? T(1) : T(0)); });
-}
-
-template <class T>
-void bias_add(KernelContext& c) {
-  const ChannelSplit s = split_at_channel(c.input(0).shape(), c.attr<std::string>("data_format"));
-  const T* x = c.input(0).data<T>();
-  const T* bias = c.input(1).data<T>();
-  T* y = c.allocate_output(0).data<T>();
-  parallel_rows(s.outer * s.channels, s.inner, [&](std::int64_t row) {
-    const T b = bias[row % s.channels];
-    const T* xr = x + row * s.inner;
-    T* yr = y + row * s.inner;
-    for (std::int64_t i = 0; i < s.inner; ++i) yr[i] = xr[i] + b;
+  parallel_chunks(out.num_elements(), [&](i64 b, i64 n) {
+    ChunkBuffer<T> gb, fb;
+    const A* gv = load(g + b, n, gb.data);
+    const A* fv = load(f + b, n, fb.data);
+    A* yv = stage(y + b, gb.data);  // overwrites gv element by element, after reading it
+    for (i64 i = 0; i < n; ++i) yv[i] = gv[i] * (fv[i] > A(0) ? A(1) : A(0));
+    store(yv, y + b, n);
   });
 }
 
+// The bias of every element in flat order, in the accumulator type. The bias repeats with period
+// channels * inner; where that is short it is expanded once (plus a chunk, so that any chunk reads
+// one contiguous run), else each chunk fills a buffer from its row segments.
+template <class T>
+class BiasRuns {
+ public:
+  using A = accumulator_t<T>;
+  BiasRuns(const ChannelSplit& s, const T* bias, i64 total)
+      : s_(s), bias_(static_cast<std::size_t>(s.channels)), period_(s.channels * s.inner) {
+    for (i64 ch = 0; ch < s.channels; ++ch) bias_[static_cast<std::size_t>(ch)] = static_cast<A>(bias[ch]);
+    if (period_ > kMaxPattern) return;
+    pattern_.resize(static_cast<std::size_t>(period_ + std::min(kChunk, total)));
+    for (i64 ch = 0; ch < s.channels; ++ch)
+      std::fill_n(pattern_.data() + ch * s.inner, s.inner, bias_[static_cast<std::size_t>(ch)]);
+    for (std::size_t j = static_cast<std::size_t>(period_); j < pattern_.size(); ++j)
+      pattern_[j] = pattern_[j - static_cast<std::size_t>(period_)];
+  }
+
+  // The n <= kChunk values from flat index b on; buf (kChunk long) is filled where there is no pattern.
+  const A* at(i64 b, i64 n, A* buf) const {
+    if (!pattern_.empty()) return pattern_.data() + b % period_;
+    for (i64 i = 0; i < n;) {
+      const i64 k = b + i;
+      i64 len;
+      if (s_.inner == 1) {  // a row of channels: a slice of the bias
+        const i64 ch = k % s_.channels;
+        len = std::min(n - i, s_.channels - ch);
+        std::copy_n(bias_.data() + ch, len, buf + i);
+      } else {  // a row of inner elements sharing one bias
+        const i64 row = k / s_.inner;
+        len = std::min(n - i, (row + 1) * s_.inner - k);
+        std::fill_n(buf + i, len, bias_[static_cast<std::size_t>(row % s_.channels)]);
+      }
+      i += len;
+    }
+    return buf;
+  }
+
+ private:
+  ChannelSplit s_;
+  std::vector<A> bias_;
+  i64 period_;
+  std::vector<A> pattern_;
+};
+
+template <class T>
+void bias_add(KernelContext& c) {
+  using A = accumulator_t<T>;
+  const ChannelSplit s = split_at_channel(c.input(0).shape(), c.attr<std::string>("data_format"));
+  const T* x = c.input(0).data<T>();
+  Tensor& out = c.allocate_output(0);
+  T* y = out.data<T>();
+  const i64 total = out.num_elements();
+  if (total == 0) return;
+  const BiasRuns<T> bias(s, c.input(1).data<T>(), total);
+  parallel_chunks(total, [&](i64 b, i64 n) {
+    ChunkBuffer<T> xb;
+    A bb[kChunk];
+    const A* bv = bias.at(b, n, bb);
+    const A* xv = load(x + b, n, xb.data);
+    A* yv = stage(y + b, xb.data);
+    for (i64 i = 0; i < n; ++i) yv[i] = xv[i] + bv[i];
+    store(yv, y + b, n);
+  });
+}
+
+// Per block of kBlockRows outer rows, per channel: the sum of the block's rows. With inner > 1 each
+// (row, channel) first sums its inner run from zero, as one running sum across chunk boundaries.
 template <class T>
 void bias_add_grad(KernelContext& c) {
+  using A = accumulator_t<T>;
   const ChannelSplit s = split_at_channel(c.input(0).shape(), c.attr<std::string>("data_format"));
   const T* g = c.input(0).data<T>();
   T* out = c.allocate_output(0).data<T>();
-  const std::int64_t blocks = (s.outer + kBlockRows - 1) / kBlockRows;
-  std::vector<T> partial(static_cast<std::size_t>(std::max<std::int64_t>(blocks, 1) * s.channels), T(0));
-  tbb::parallel_for(std::int64_t{0}, blocks, [&](std::int64_t b) {
-    T* acc = partial.data() + b * s.channels;
-    const std::int64_t end = std::min(s.outer, (b + 1) * kBlockRows);
-    for (std::int64_t o = b * kBlockRows; o < end; ++o) {
-      const T* row = g + o * s.channels * s.inner;
-      if (s.inner == 1) {
-        for (std::int64_t ch = 0; ch < s.channels; ++ch) acc[ch] += row[ch];
-      } else {
-        for (std::int64_t ch = 0; ch < s.channels; ++ch) {
-          T sum = 0;
-          for (std::int64_t i = 0; i < s.inner; ++i) sum += row[ch * s.inner + i];
-          acc[ch] += sum;
+  const i64 row_len = s.channels * s.inner;
+  const i64 blocks = (s.outer + kBlockRows - 1) / kBlockRows;
+  std::vector<A> partial(static_cast<std::size_t>(std::max<i64>(blocks, 1) * s.channels), A(0));
+  tbb::parallel_for(i64{0}, blocks, [&](i64 blk) {
+    A* acc = partial.data() + blk * s.channels;
+    ChunkBuffer<T> buf;
+    const i64 end = std::min(s.outer, (blk + 1) * kBlockRows);
+    for (i64 o = blk * kBlockRows; o < end; ++o) {
+      const T* row = g + o * row_len;
+      A sum = 0;
+      for (i64 c0 = 0; c0 < row_len; c0 += kChunk) {
+        const i64 n = std::min(kChunk, row_len - c0);
+        const A* v = load(row + c0, n, buf.data);
+        if (s.inner == 1) {
+          for (i64 j = 0; j < n; ++j) acc[c0 + j] += v[j];
+          continue;
+        }
+        for (i64 j = 0; j < n;) {
+          const i64 ch = (c0 + j) / s.inner, stop = std::min(n, (ch + 1) * s.inner - c0);
+          for (; j < stop; ++j) sum += v[j];
+          if (c0 + j == (ch + 1) * s.inner) {
+            acc[ch] += sum;
+            sum = 0;
+          }
         }
       }
     }
   });
-  for (std::int64_t ch = 0; ch < s.channels; ++ch) {
-    T sum = 0;
-    for (std::int64_t b = 0; b < blocks; ++b) sum += partial[static_cast<std::size_t>(b * s.channels + ch)];
-    out[ch] = sum;
+  for (i64 ch = 0; ch < s.channels; ++ch) {
+    A sum = 0;
+    for (i64 blk = 0; blk < blocks; ++blk) sum += partial[static_cast<std::size_t>(blk * s.channels + ch)];
+    out[ch] = static_cast<T>(sum);  // for half/bfloat16 the one rounding, to nearest even
   }
-}
-
-// One row of softmax statistics: the max and log(sum(exp(x - max))).
-template <class T>
-void row_stats(const T* x, std::int64_t n, T* max_out, T* log_sum_out) {
-  T max = -INFINITY;
-  for (std::int64_t j = 0; j < n; ++j) max = std::max(max, x[j]);
-  T sum = 0;
-  for (std::int64_t j = 0; j < n; ++j) sum += std::exp(x[j] - max);
-  *max_out = max;
-  *log_sum_out = std::log(sum);
-}
-
-template <class T>
-void softmax(KernelContext& c, bool log) {
-  const Tensor& in = c.input(0);
-  const std::int64_t classes = in.shape()[in.rank() - 1];
-  const std::int64_t rows = classes == 0 ? 0 : in.num_elements() / classes;
-  const T* x = in.data<T>();
-  T* y = c.allocate_output(0).data<T>();
-  parallel_rows(rows, classes, [&](std::int64_t r) {
-    T max, log_sum;
-    row_stats(x + r * classes, classes, &max, &log_sum);
-    for (std::int64_t j = 0; j < classes; ++j) {
-      const T s = x[r * classes + j] - max - log_sum;
-      y[r * classes + j] = log ? s : std::exp(s);
-    }
-  });
-}
-
-template <class T, class Label>
-void sparse_xent(KernelContext& c) {
-  const Tensor& logits = c.input(0);
-  const std::int64_t rows = logits.shape()[0], classes = logits.shape()[1];
-  const Label* label = c.input(1).data<Label>();
-  ops::check_sparse_labels(label, rows, classes);
-  const T* x = logits.data<T>();
-  T* loss = c.allocate_output(0).data<T>();
-  T* backprop = c.allocate_output(1).data<T>();
-  parallel_rows(rows, classes, [&](std::int64_t r) {
-    T max, log_sum;
-    const T* row = x + r * classes;
-    row_stats(row, classes, &max, &log_sum);
-    loss[r] = log_sum - (row[label[r]] - max);
-    for (std::int64_t j = 0; j < classes; ++j) {
-      backprop[r * classes + j] = std::exp(row[j] - max - log_sum) - (j == label[r] ? T(1) : T(0));
-    }
-  });
-}
-
-// Dense-label softmax cross-entropy. The rows are short and this op runs once per step, so each
-// row uses the reference's double arithmetic in its order: results equal the reference bit for
-// bit, for half and bfloat16 too.
-template <class T>
-void xent(KernelContext& c) {
-  const Tensor& logits = c.input(0);
-  const std::int64_t rows = logits.shape()[0], classes = logits.shape()[1];
-  const T* x = logits.data<T>();
-  const T* labels = c.input(1).data<T>();
-  T* loss = c.allocate_output(0).data<T>();
-  T* backprop = c.allocate_output(1).data<T>();
-  parallel_rows(rows, classes, [&](std::int64_t r) {
-    const T* row = x + r * classes;
-    double max = -INFINITY;
-    for (std::int64_t j = 0; j < classes; ++j) max = std::max(max, widen<T>(row[j]));
-    double sum = 0;
-    for (std::int64_t j = 0; j < classes; ++j) sum += std::exp(widen<T>(row[j]) - max);
-    const double log_sum = std::log(sum);
-    double total = 0;
-    for (std::int64_t j = 0; j < classes; ++j) {
-      const double s = widen<T>(row[j]) - max, label = widen<T>(labels[r * classes + j]);
-      total += label * (log_sum - s);
-      backprop[r * classes + j] = narrow<T>(std::exp(s - log_sum) - label);
-    }
-    loss[r] = narrow<T>(total);
-  });
 }
 
 }  // namespace
 
 void register_nn_kernels(KernelRegistry& r) {
-  const std::initializer_list<DType> types = {DType::Float32, DType::Float64};
-  add_kernels(r, "BiasAdd", kCpu, kBackend, kPriority, types, float_only([]<class T>() -> KernelFn { return bias_add<T>; }));
+  const std::initializer_list<DType> types = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
+  add_kernels(r, "BiasAdd", kCpu, kBackend, kPriority, types,
+              any_float([]<class T>() -> KernelFn { return bias_add<T>; }));
   add_kernels(r, "BiasAddGrad", kCpu, kBackend, kPriority, types,
-              float_only([]<class T>() -> KernelFn { return bias_add_grad<T>; }));
-  add_kernels(r, "Relu", kCpu, kBackend, kPriority, types, float_only([]<class T>() -> KernelFn { return relu<T>; }));
-  add_kernels(r, "ReluGrad", kCpu, kBackend, kPriority, types, float_only([]<class T>() -> KernelFn { return relu_grad<T>; }));
-  add_kernels(r, "Softmax", kCpu, kBackend, kPriority, types, float_only([]<class T>() -> KernelFn {
-                return [](KernelContext& c) { softmax<T>(c, false); };
-              }));
-  add_kernels(r, "LogSoftmax", kCpu, kBackend, kPriority, types, float_only([]<class T>() -> KernelFn {
-                return [](KernelContext& c) { softmax<T>(c, true); };
-              }));
-  add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority,
-              {DType::Half, DType::BFloat16, DType::Float32, DType::Float64},
-              []<class T>() -> KernelFn { return xent<T>; });
-  add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, types,
-              float_only([]<class T>() -> KernelFn {
-                return [](KernelContext& c) {
-                  if (c.input(1).dtype() == DType::Int32) sparse_xent<T, std::int32_t>(c);
-                  else sparse_xent<T, std::int64_t>(c);
-                };
-              }));
+              any_float([]<class T>() -> KernelFn { return bias_add_grad<T>; }));
+  add_kernels(r, "Relu", kCpu, kBackend, kPriority, types, any_float([]<class T>() -> KernelFn { return relu<T>; }));
+  add_kernels(r, "ReluGrad", kCpu, kBackend, kPriority, types,
+              any_float([]<class T>() -> KernelFn { return relu_grad<T>; }));
 }
 
 }  // namespace dagrad::cpu

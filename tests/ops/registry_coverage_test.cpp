@@ -1,5 +1,6 @@
 // Every registered op has a reference kernel on the CPU for every dtype its first type
-// attribute allows (the kernel key); ops without a type attribute need the dtype-less kernel.
+// attribute allows (the kernel key); ops without a type attribute need the dtype-less kernel. The CPU
+// backend serves half and bfloat16 wherever it serves float32.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -61,4 +62,31 @@ TEST_CASE("every kernel belongs to a registered op and one of its dtypes", "[reg
   for (const auto& s : stray) list += s + " ";
   INFO("kernels no op can reach: " << list);
   CHECK(stray.empty());
+}
+
+// A float32 CPU kernel without its half/bfloat16 twins sends those dtypes to the slow reference
+// kernels (training in bfloat16 would crawl); the CPU backend serves every float dtype an op allows.
+TEST_CASE("every op with a CPU float32 kernel has CPU kernels for half and bfloat16", "[registry][half]") {
+  std::vector<std::string> missing;
+  for (const KernelDef* k : kernel_registry().list()) {
+    if (k->backend != "cpu" || k->dtype != DType::Float32) continue;
+    const OpDef* def = op_registry().find(k->op);
+    REQUIRE(def != nullptr);
+    for (DType dtype : {DType::Half, DType::BFloat16}) {
+      bool allowed = false;
+      for (const auto& attr : def->attrs) {
+        if (attr.kind != AttrKind::Type) continue;
+        allowed = attr.allowed_types.empty() ||
+                  std::find(attr.allowed_types.begin(), attr.allowed_types.end(), dtype) != attr.allowed_types.end();
+        break;
+      }
+      if (allowed && kernel_registry().find(k->op, Device::Kind::CPU, dtype, "cpu") == nullptr) {
+        missing.push_back(k->op + "/" + std::string(dtype_name(dtype)));
+      }
+    }
+  }
+  std::string list;
+  for (const auto& m : missing) list += m + " ";
+  INFO("CPU kernels missing: " << list);
+  CHECK(missing.empty());
 }
