@@ -1,13 +1,16 @@
 // Chooses the conv path per call: for bfloat16 NHWC the native AVX-512 BF16 kernels where the CPU
 // has them; else the float32 NHWC or NCHW micro-kernel path where it applies (half and bfloat16
 // there too, widened to float32 first: workspace = the two inputs and the output in float32),
-// else the generic path. The choice depends on shapes, attributes and the CPU only.
+// else the generic path. The choice depends on shapes, attributes and the CPU, and on whether an
+// input that a fast path would multiply by padding zeros holds Inf or NaN (see has_padding).
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/all_finite.hpp"
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
@@ -46,20 +49,84 @@ FastFn fast_backprop_filter(const Conv2DGeometry& g) {
   return conv2d_nchw_fast_path_applies(g) ? conv2d_backprop_filter_fast_nchw : nullptr;
 }
 
+// Runs a float32 fast kernel on T inputs a, b: in place for float32, else widened (workspace:
+// the two inputs and the output in float32).
+template <class T>
+void run_fast(const Conv2DGeometry& g, FastFn fast, const T* a, i64 na, const T* b, i64 nb, T* out, i64 nout) {
+  if constexpr (std::is_same_v<T, float>) {
+    fast(g, a, b, out);
+  } else {
+    FloatBuffer result(nout);
+    fast(g, to_float(a, na).data(), to_float(b, nb).data(), result.data());
+    from_float(result, out);
+  }
+}
+
+template <class T>
+constexpr bool kHasFastPaths = std::is_same_v<T, float> || is_reduced_float_v<T>;
+
+// Whether T is bfloat16 and its native kernels apply (short_side as in bf16_native_applies).
+template <class T>
+bool native_bf16(const Conv2DGeometry& g, i64 short_side) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    return bf16_native_applies(g, short_side);
+  } else {
+    return false;
+  }
+}
+
+// Inf and NaN. The reference and the generic path skip every tap that falls in the padding, so
+// padding contributes nothing; the fast paths multiply some inputs by zeros standing for it (zero
+// rows, zero-padded panels, zero-packed edge pixels) or by zero vector lanes they then sum, and
+// 0 * Inf = NaN would appear where the reference has a finite value or an infinity:
+//   Conv2D, every fast path: the filter, by the zeros of the padding;
+//   input gradient, every fast path: the filter, by zero dy rows for the taps of a pixel that
+//     reach no output position (in the padding, or between the strides);
+//   filter gradient, NHWC float32 on strips (small channel counts): dy, by the zero-padded strips;
+//     NHWC float32 otherwise: dy, by the zero-packed edge pixels of multi-tap segments;
+//     NCHW float32: dy, by the zero-padded input panels, and x, by the zero dy of vector tails;
+//     native bfloat16: nothing (taps in the padding are skipped, odd pair partners are 0 * 0).
+// Zero lanes that are never stored (column tails of Conv2D and the input gradient) do no harm.
+// Where such an input holds Inf or NaN the call takes the generic path: one scan of that input,
+// against the conv's flops, and none where the zeros do not exist (e.g. VALID without tails).
+bool has_padding(const Conv2DGeometry& g) {
+  return g.pad_top > 0 || g.pad_bottom > 0 || g.pad_left > 0 || g.pad_right > 0;
+}
+
+// Whether along an axis some input position reaches no output position through some tap: always
+// with a stride above 1 (positions between the strides); with stride 1 the positions reached,
+// i + pad_before - k * dilation, span [pad_before - (window - 1), in - 1 + pad_before], inside
+// [0, out) = [0, in + pad_before + pad_after - window] only where both pads are window - 1 or more.
+bool misses_outputs(i64 stride, i64 window, i64 pad_before, i64 pad_after) {
+  return stride > 1 || pad_before < window - 1 || pad_after < window - 1;
+}
+bool misses_outputs(const Conv2DGeometry& g) {
+  return misses_outputs(g.stride_rows, g.effective_filter_rows(), g.pad_top, g.pad_bottom) ||
+         misses_outputs(g.stride_cols, g.effective_filter_cols(), g.pad_left, g.pad_right);
+}
+
+// Whether the float32 filter-gradient fast path of this layout may take x and dy as they are.
+template <class T>
+bool filter_gradient_inputs_fit(const Conv2DGeometry& g, const T* x, const T* dy) {
+  const bool nhwc = g.data_format == ops::DataFormat::NHWC;
+  const bool check_x = !nhwc && conv2d_backprop_filter_fast_nchw_sums_tails(g);
+  const bool check_dy = nhwc && !conv2d_filter_strips_apply(g) ? conv2d_backprop_filter_fast_packs_padding(g)
+                                                               : has_padding(g);
+  return (!check_x || all_finite(x, input_size(g))) && (!check_dy || all_finite(dy, output_size(g)));
+}
+
 }  // namespace
 
 template <class T>
 void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (FastFn fast = fast_forward(g)) return fast(g, x, f, y);
-  } else if constexpr (is_reduced_float_v<T>) {
-    if constexpr (std::is_same_v<T, bfloat16>) {  // native vdpbf16ps path where the CPU has it
-      if (bf16_native_applies(g, g.in_depth)) return conv2d_forward_bf16(g, x, f, y);
-    }
-    if (FastFn fast = fast_forward(g)) {
-      FloatBuffer out(output_size(g));
-      fast(g, to_float(x, input_size(g)).data(), to_float(f, filter_size(g)).data(), out.data());
-      return from_float(out, y);
+  if constexpr (kHasFastPaths<T>) {
+    const bool native = native_bf16<T>(g, g.in_depth);
+    const FastFn fast = native ? nullptr : fast_forward(g);
+    if ((native || fast) && (!has_padding(g) || all_finite(f, filter_size(g)))) {
+      if constexpr (std::is_same_v<T, bfloat16>) {
+        if (native) return conv2d_forward_bf16(g, x, f, y);
+      }
+      return run_fast(g, fast, x, input_size(g), f, filter_size(g), y, output_size(g));
     }
   }
   conv2d_forward_generic(g, x, f, y);
@@ -67,16 +134,14 @@ void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
 
 template <class T>
 void conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* dx) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (FastFn fast = fast_backprop_input(g)) return fast(g, f, dy, dx);
-  } else if constexpr (is_reduced_float_v<T>) {
-    if constexpr (std::is_same_v<T, bfloat16>) {
-      if (bf16_native_applies(g, std::min(g.out_depth, g.in_depth))) return conv2d_backprop_input_bf16(g, f, dy, dx);
-    }
-    if (FastFn fast = fast_backprop_input(g)) {
-      FloatBuffer out(input_size(g));
-      fast(g, to_float(f, filter_size(g)).data(), to_float(dy, output_size(g)).data(), out.data());
-      return from_float(out, dx);
+  if constexpr (kHasFastPaths<T>) {
+    const bool native = native_bf16<T>(g, std::min(g.out_depth, g.in_depth));
+    const FastFn fast = native ? nullptr : fast_backprop_input(g);
+    if ((native || fast) && (!misses_outputs(g) || all_finite(f, filter_size(g)))) {
+      if constexpr (std::is_same_v<T, bfloat16>) {
+        if (native) return conv2d_backprop_input_bf16(g, f, dy, dx);
+      }
+      return run_fast(g, fast, f, filter_size(g), dy, output_size(g), dx, input_size(g));
     }
   }
   conv2d_backprop_input_generic(g, f, dy, dx);
@@ -84,16 +149,13 @@ void conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* 
 
 template <class T>
 void conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T* df) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (FastFn fast = fast_backprop_filter(g)) return fast(g, x, dy, df);
-  } else if constexpr (is_reduced_float_v<T>) {
-    if constexpr (std::is_same_v<T, bfloat16>) {  // native vdpbf16ps path where the CPU has it
-      if (bf16_native_applies(g, g.in_depth)) return conv2d_backprop_filter_bf16(g, x, dy, df);
+  if constexpr (kHasFastPaths<T>) {
+    if constexpr (std::is_same_v<T, bfloat16>) {  // meets no padding zeros: no finite check
+      if (native_bf16<T>(g, g.in_depth)) return conv2d_backprop_filter_bf16(g, x, dy, df);
     }
-    if (FastFn fast = fast_backprop_filter(g)) {
-      FloatBuffer out(filter_size(g));
-      fast(g, to_float(x, input_size(g)).data(), to_float(dy, output_size(g)).data(), out.data());
-      return from_float(out, df);
+    const FastFn fast = fast_backprop_filter(g);
+    if (fast && filter_gradient_inputs_fit(g, x, dy)) {
+      return run_fast(g, fast, x, input_size(g), dy, output_size(g), df, filter_size(g));
     }
   }
   conv2d_backprop_filter_generic(g, x, dy, df);

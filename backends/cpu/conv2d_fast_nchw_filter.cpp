@@ -4,13 +4,9 @@
 // pixel rows are split into filter_reduction_chunks fixed chunks (a function of the shapes only);
 // their partial filters are added in chunk order, so the bits do not depend on the thread count.
 #include <algorithm>
-#include <cstdint>
-#include <cstring>
 #include <vector>
 
-#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_reduce.h>
 
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
@@ -29,28 +25,11 @@ constexpr i64 kFilterBlock = 60;          // output channels per task
 constexpr i64 kPanelBytes = i64{1} << 19;  // both panels of a block of rows, about
 constexpr i64 kSegmentTarget = 48;  // vectors per dots call: 5 rows of them stay in L1; amortises the lane sums
 
-// True when no element is Inf or NaN: the largest magnitude bit pattern (a vectorisable integer
-// max per fixed block) stays below the exponent-all-ones patterns.
-bool all_finite(const float* v, i64 count) {
-  constexpr i64 kBlock = 1 << 14;
-  return tbb::parallel_reduce(
-      tbb::blocked_range<i64>(0, ceil_div(count, kBlock)), true,
-      [&](const tbb::blocked_range<i64>& r, bool ok) {
-        for (i64 b = r.begin(); ok && b < r.end(); ++b) {
-          std::uint32_t largest = 0;
-          for (i64 i = b * kBlock; i < std::min(count, (b + 1) * kBlock); ++i) {
-            std::uint32_t bits;
-            std::memcpy(&bits, v + i, sizeof bits);
-            largest = std::max(largest, bits & 0x7fffffffu);
-          }
-          ok = largest < 0x7f800000u;
-        }
-        return ok;
-      },
-      [](bool a, bool b) { return a && b; });
-}
-
 }  // namespace
+
+bool conv2d_backprop_filter_fast_nchw_sums_tails(const Conv2DGeometry& g) {
+  return g.out_cols % nchw_micro_kernels().vector_width != 0;
+}
 
 void conv2d_backprop_filter_fast_nchw(const Conv2DGeometry& g, const float* x, const float* dy, float* df) {
   const NchwMicroKernels& mk = nchw_micro_kernels();
@@ -59,9 +38,6 @@ void conv2d_backprop_filter_fast_nchw(const Conv2DGeometry& g, const float* x, c
   const i64 cg = g.filter_in_depth, kg = g.out_depth_per_group(), KH = g.filter_rows, KW = g.filter_cols;
   const i64 taps = KH * KW, sw = g.stride_cols, fsize = taps * cg * K;
   const i64 segs_per_row = ceil_div(OW, VL), cols = segs_per_row * VL;
-  // Tail lanes pair input columns past the output row with zero-padded dy: 0 * Inf would turn a
-  // finite sum into NaN, so inputs holding Inf or NaN take the generic path when there are tails.
-  if (cols != OW && !all_finite(x, g.batch * C * H * W)) return conv2d_backprop_filter_generic<float>(g, x, dy, df);
   const i64 phase_len = cols + (KW - 1) * g.dilation_cols / sw;
   const i64 cblocks = ceil_div(cg, kChannelBlock), kblocks = ceil_div(kg, kFilterBlock);
   const i64 per_chunk = g.groups * cblocks * kblocks, rows_total = g.batch * OH;

@@ -41,10 +41,15 @@ void conv2d_backprop_filter_generic(const ops::Conv2DGeometry& g, const T* x, co
 
 // The float32 NHWC fast paths on register-tiled micro-kernels (implicit GEMM): forward and input
 // gradient where conv2d_fast_path_applies (groups = 1 or not too thin), the filter gradient for any groups.
+// Like the other fast paths (NCHW, native bfloat16) they multiply some inputs by zeros standing for
+// the padding, so those inputs must be finite; conv2d_dispatch.cpp routes the others to the generic
+// path and lists which input of which path meets such zeros.
 bool conv2d_fast_path_applies(const ops::Conv2DGeometry& g);
 void conv2d_forward_fast(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 void conv2d_backprop_input_fast(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
+// Whether conv2d_backprop_filter_fast packs zeros for taps in the padding (which then meet dy).
+bool conv2d_backprop_filter_fast_packs_padding(const ops::Conv2DGeometry& g);
 
 // The float32 NHWC filter gradient of small-channel layers (groups = 1, KH * KW * C <= 32) on
 // zero-padded input strips (conv2d_fast_filter_strips.cpp); conv2d_backprop_filter_fast otherwise.

@@ -4,7 +4,8 @@
 // transposes and no im2col. Workspace: the filter repacked once per call, per-thread panels of a
 // few rows (bounded by the constants in the .cpp files), and for the filter gradient at most 16
 // partial filters (filter_reduction_chunks) summed in a fixed order, so results do not depend on
-// the thread count. Filter layout HWIO as everywhere.
+// the thread count. Filter layout HWIO as everywhere. Inputs that meet the zero padding must be
+// finite (conv2d_dispatch.cpp routes the others to the generic path).
 #pragma once
 
 #include "dagrad/ops/conv_geometry.hpp"
@@ -16,5 +17,8 @@ bool conv2d_nchw_fast_path_applies(const ops::Conv2DGeometry& g);
 void conv2d_forward_fast_nchw(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 void conv2d_backprop_input_fast_nchw(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 void conv2d_backprop_filter_fast_nchw(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
+// Whether its output rows end in a partial vector, whose lanes past the row (dy zero there) are
+// summed with x.
+bool conv2d_backprop_filter_fast_nchw_sums_tails(const ops::Conv2DGeometry& g);
 
 }  // namespace dagrad::cpu

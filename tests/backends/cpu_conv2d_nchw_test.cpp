@@ -191,7 +191,7 @@ TEST_CASE("cpu NCHW float32 conv with a huge stride takes a path that stays corr
 TEST_CASE("cpu NCHW filter gradient keeps Inf out of entries it does not reach", "[cpu][conv]") {
   // A 1x3 filter over width 9 (VALID): 7 output columns. Tap kw reads input columns kw..kw+6,
   // so an Inf in column 8 reaches only tap 2; taps 0 and 1 stay finite (the vector tail lanes
-  // of tap 0 would pair column 8 with zero-padded dy if the kernel did not guard against it).
+  // of tap 0 would pair column 8 with zero-padded dy, were the call not sent to the generic path).
   const AttrMap attrs = {{"strides", spatial("NCHW", 1, 1)}, {"padding", std::string("VALID")},
                          {"data_format", std::string("NCHW")}};
   Tensor x = Tensor::full(DType::Float32, Shape{1, 1, 2, 9}, 1.0);
