@@ -11,7 +11,7 @@
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/float_buffer.hpp"
-#include "dagrad/backends/cpu/float_only.hpp"
+#include "dagrad/backends/cpu/any_float.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 
 namespace dagrad::cpu {

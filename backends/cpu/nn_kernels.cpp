@@ -13,7 +13,7 @@
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/float_chunks.hpp"
-#include "dagrad/backends/cpu/float_only.hpp"
+#include "dagrad/backends/cpu/any_float.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/nn_ops.hpp"
 

@@ -12,7 +12,7 @@
 
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/float_only.hpp"
+#include "dagrad/backends/cpu/any_float.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
 
