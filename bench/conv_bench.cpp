@@ -1,6 +1,9 @@
 // dagrad vs oneDNN on the conv shapes of issue 5, in one process: NHWC activations in and HWIO
 // filter gradients out, oneDNN's reorders from and to those layouts included in its time.
-//   dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] [--threads 1,2] [--repeat N]
+//   dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] [--layout nhwc|nchw]
+//                     [--set issue|depthwise] [--threads 1,2] [--repeat N]
+// --layout nchw runs both libraries on NCHW activations (filters stay HWIO); --set depthwise
+// runs MobileNet-style depthwise layers (groups = C, filter [k, k, 1, K]) instead of the issue's.
 // Prints one table row per shape and thread count: the fastest of `repeat` alternating runs of each, GFLOP/s, ratio
 // (oneDNN time / dagrad time: > 1 means dagrad is faster), then the geometric mean of the ratios.
 #include <omp.h>
@@ -13,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,6 +35,7 @@ struct Case {
   i64 n, hw, c, k, kernel, stride;
   const char* padding;
   i64 dilation;
+  i64 groups = 1;
 };
 
 // (N, H=W, C, K, kernel, stride, padding, dilation) from the issue.
@@ -39,6 +44,10 @@ const Case kCases[] = {{32, 28, 1, 32, 3, 1, "SAME", 1},    {32, 14, 32, 64, 3, 
                        {16, 14, 256, 256, 3, 1, "SAME", 1}, {16, 56, 64, 256, 1, 1, "VALID", 1},
                        {16, 56, 128, 128, 3, 2, "SAME", 1}, {8, 224, 3, 64, 7, 2, "SAME", 1},
                        {16, 28, 64, 64, 3, 1, "SAME", 2}};
+// Depthwise layers of MobileNet-like networks: (N, H=W, C, K = C x multiplier, kernel, stride, ...).
+const Case kDepthwiseCases[] = {{16, 112, 32, 32, 3, 1, "SAME", 1, 32},   {16, 56, 64, 64, 3, 1, "SAME", 1, 64},
+                                {16, 56, 128, 128, 3, 2, "SAME", 1, 128}, {16, 28, 256, 256, 3, 1, "SAME", 1, 256},
+                                {16, 14, 512, 512, 3, 1, "SAME", 1, 512}, {16, 28, 64, 128, 5, 1, "SAME", 1, 64}};
 
 // Times the two calls alternately, `repeat` times each, and keeps each one's fastest run: on a
 // shared, noisy machine the minimum is the steadiest estimate of the uncontended cost, and
@@ -73,20 +82,25 @@ struct Row {
   double dagrad_ms, onednn_ms, max_rel_diff, flops;
 };
 
-Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, int repeat) {
+Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nchw, int repeat) {
   using namespace dnnl;
   dagrad::ops::Conv2DAttrs attrs;
+  attrs.data_format = nchw ? dagrad::ops::DataFormat::NCHW : dagrad::ops::DataFormat::NHWC;
   attrs.padding = std::string(cs.padding) == "SAME" ? dagrad::ops::Padding::Same : dagrad::ops::Padding::Valid;
   attrs.stride_rows = attrs.stride_cols = cs.stride;
   attrs.dilation_rows = attrs.dilation_cols = cs.dilation;
-  const auto g = dagrad::ops::conv2d_geometry("bench", attrs, dagrad::Shape{cs.n, cs.hw, cs.hw, cs.c},
-                                              dagrad::Shape{cs.kernel, cs.kernel, cs.c, cs.k});
-  const dagrad::Tensor x = random_tensor({g.batch, g.in_rows, g.in_cols, g.in_depth}, dtype, 1);
-  const dagrad::Tensor f = random_tensor({g.filter_rows, g.filter_cols, g.in_depth, g.out_depth}, dtype, 2);
-  const dagrad::Tensor dy = random_tensor({g.batch, g.out_rows, g.out_cols, g.out_depth}, dtype, 3);
-  const dagrad::AttrMap dattrs = {{"strides", std::vector<i64>{1, cs.stride, cs.stride, 1}},
+  // Activation shapes and spatial attribute lists in the chosen layout.
+  auto act = [&](i64 n, i64 h, i64 w, i64 c) { return nchw ? std::vector<i64>{n, c, h, w} : std::vector<i64>{n, h, w, c}; };
+  auto spatial = [&](i64 v) { return nchw ? std::vector<i64>{1, 1, v, v} : std::vector<i64>{1, v, v, 1}; };
+  const auto g = dagrad::ops::conv2d_geometry("bench", attrs, dagrad::Shape(act(cs.n, cs.hw, cs.hw, cs.c)),
+                                              dagrad::Shape{cs.kernel, cs.kernel, cs.c / cs.groups, cs.k});
+  const dagrad::Tensor x = random_tensor(act(g.batch, g.in_rows, g.in_cols, g.in_depth), dtype, 1);
+  const dagrad::Tensor f = random_tensor({g.filter_rows, g.filter_cols, g.filter_in_depth, g.out_depth}, dtype, 2);
+  const dagrad::Tensor dy = random_tensor(act(g.batch, g.out_rows, g.out_cols, g.out_depth), dtype, 3);
+  const dagrad::AttrMap dattrs = {{"strides", spatial(cs.stride)},
                                   {"padding", std::string(cs.padding)},
-                                  {"dilations", std::vector<i64>{1, cs.dilation, cs.dilation, 1}}};
+                                  {"dilations", spatial(cs.dilation)},
+                                  {"data_format", std::string(nchw ? "NCHW" : "NHWC")}};
   dagrad::Tensor ours;
   std::function<void()> dagrad_call;
   if (op == "filter") dagrad_call = [&] { ours = dagrad::run_op("Conv2DBackpropFilterV2", {x, f, dy}, dattrs)[0]; };
@@ -98,7 +112,10 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, int rep
   stream strm(eng);
   const auto dt = dtype == dagrad::DType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
   const memory::dims src_dims = {g.batch, g.in_depth, g.in_rows, g.in_cols};
-  const memory::dims wei_dims = {g.out_depth, g.in_depth, g.filter_rows, g.filter_cols};
+  // Grouped weights are (G, O/G, I/G, H, W) in oneDNN; dagrad's [H][W][I/G][G*O/G] is its hwigo.
+  const memory::dims wei_dims = g.groups == 1 ? memory::dims{g.out_depth, g.in_depth, g.filter_rows, g.filter_cols}
+                                              : memory::dims{g.groups, g.out_depth / g.groups, g.filter_in_depth,
+                                                             g.filter_rows, g.filter_cols};
   const memory::dims dst_dims = {g.batch, g.out_depth, g.out_rows, g.out_cols};
   const memory::dims strides = {g.stride_rows, g.stride_cols};
   const memory::dims dil = {g.dilation_rows - 1, g.dilation_cols - 1};  // oneDNN counts the gaps
@@ -114,9 +131,11 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, int rep
   auto user = [&](const memory::dims& dims, memory::format_tag tag, const dagrad::Tensor& t) {
     return memory({dims, dt, tag}, eng, const_cast<void*>(t.raw_data()));
   };
-  memory src_u = user(src_dims, memory::format_tag::nhwc, op == "input" ? theirs : x);
-  memory wei_u = user(wei_dims, memory::format_tag::hwio, op == "filter" ? theirs : f);
-  memory dst_u = user(dst_dims, memory::format_tag::nhwc, op == "forward" ? theirs : dy);
+  const auto act_tag = nchw ? memory::format_tag::nchw : memory::format_tag::nhwc;
+  const auto wei_tag = g.groups == 1 ? memory::format_tag::hwio : memory::format_tag::hwigo;
+  memory src_u = user(src_dims, act_tag, op == "input" ? theirs : x);
+  memory wei_u = user(wei_dims, wei_tag, op == "filter" ? theirs : f);
+  memory dst_u = user(dst_dims, act_tag, op == "forward" ? theirs : dy);
   // Inputs are reordered to the primitive's layouts before, outputs back after, every run.
   std::function<void()> onednn_call;
   auto staged = [&](const memory::desc& want, const memory& u) { return want == u.get_desc() ? u : memory(want, eng); };
@@ -183,16 +202,19 @@ int main(int argc, char** argv) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
     execv("/proc/self/exe", argv);  // returns only on failure: then run with the default policy
   }
-  std::string op = "filter", dtype_name = "float", threads_list = "1,2";
+  std::string op = "filter", dtype_name = "float", threads_list = "1,2", layout = "nhwc", set = "issue";
   int repeat = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--op") op = value;
     else if (flag == "--dtype") dtype_name = value;
     else if (flag == "--threads") threads_list = value;
+    else if (flag == "--layout") layout = value;
+    else if (flag == "--set") set = value;
     else if (flag == "--repeat") repeat = std::max(1, std::atoi(value.c_str()));
     else {
-      std::fprintf(stderr, "usage: dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] [--threads 1,2] [--repeat N]\n");
+      std::fprintf(stderr, "usage: dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] "
+                           "[--layout nhwc|nchw] [--set issue|depthwise] [--threads 1,2] [--repeat N]\n");
       return 2;
     }
   }
@@ -200,6 +222,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--op must be filter, input or forward\n");
     return 2;
   }
+  if ((layout != "nhwc" && layout != "nchw") || (set != "issue" && set != "depthwise")) {
+    std::fprintf(stderr, "--layout must be nhwc or nchw, --set issue or depthwise\n");
+    return 2;
+  }
+  const bool nchw = layout == "nchw";
+  const std::span<const Case> cases = set == "issue" ? std::span<const Case>(kCases) : std::span<const Case>(kDepthwiseCases);
   try {
     const dagrad::DType dtype = dagrad::parse_dtype(dtype_name);
     std::vector<int> threads;
@@ -208,15 +236,16 @@ int main(int argc, char** argv) {
       threads.push_back(std::atoi(threads_list.substr(pos, comma - pos).c_str()));
       pos = comma + 1;
     }
-    std::printf("op=%s dtype=%s repeat=%d (min ms of alternating runs; ratio = oneDNN ms / dagrad ms)\n", op.c_str(), dtype_name.c_str(), repeat);
+    std::printf("op=%s dtype=%s layout=%s set=%s repeat=%d (min ms of alternating runs; ratio = oneDNN ms / dagrad ms)\n",
+                op.c_str(), dtype_name.c_str(), layout.c_str(), set.c_str(), repeat);
     std::printf("%-34s %3s %10s %10s %9s %9s %7s %9s\n", "shape N,HW,C,K,k,s,pad,dil", "thr", "dagrad_ms", "onednn_ms",
                 "dagrad_GF", "onednn_GF", "ratio", "rel_diff");
     for (int t : threads) {
       dagrad::set_num_threads(t);
       omp_set_num_threads(t);
       double log_sum = 0;
-      for (const Case& cs : kCases) {
-        const Row r = run_case(cs, op, dtype, repeat);
+      for (const Case& cs : cases) {
+        const Row r = run_case(cs, op, dtype, nchw, repeat);
         const double gf_flops = r.flops;
         char shape[64];
         std::snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)cs.n, (long long)cs.hw,
@@ -227,7 +256,7 @@ int main(int argc, char** argv) {
                     r.max_rel_diff);
         log_sum += std::log(r.onednn_ms / r.dagrad_ms);
       }
-      std::printf("geometric mean ratio at %d thread(s): %.3f\n", t, std::exp(log_sum / std::size(kCases)));
+      std::printf("geometric mean ratio at %d thread(s): %.3f\n", t, std::exp(log_sum / static_cast<double>(cases.size())));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
