@@ -49,17 +49,20 @@ const Case kDepthwiseCases[] = {{16, 112, 32, 32, 3, 1, "SAME", 1, 32},   {16, 5
                                 {16, 56, 128, 128, 3, 2, "SAME", 1, 128}, {16, 28, 256, 256, 3, 1, "SAME", 1, 256},
                                 {16, 14, 512, 512, 3, 1, "SAME", 1, 512}, {16, 28, 64, 128, 5, 1, "SAME", 1, 64}};
 
-// Times the two calls alternately, `repeat` times each, and keeps each one's fastest run: on a
-// shared, noisy machine the minimum is the steadiest estimate of the uncontended cost, and
-// alternating exposes both sides to the same background load.
+// Times the two calls alternately, `repeat` times each (more for short calls: at least about
+// kMinSideMs of runs per side), and keeps each one's fastest run: on a shared, noisy machine the
+// minimum is the steadiest estimate of the uncontended cost, and alternating exposes both sides
+// to the same background load.
+constexpr double kMinSideMs = 300;
 std::pair<double, double> paired_min_ms(const std::function<void()>& a, const std::function<void()>& b, int repeat) {
-  a();  // warm-up: first touches, primitive caches
-  b();
   auto time_ms = [](const std::function<void()>& body) {
     const auto t0 = std::chrono::steady_clock::now();
     body();
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
+  // Warm-up (first touches, primitive caches), which also sizes the run count.
+  const double first = std::max(time_ms(a), time_ms(b));
+  repeat = std::max(repeat, static_cast<int>(std::min(1000.0, kMinSideMs / std::max(first, 1e-3))));
   double best_a = 1e300, best_b = 1e300;
   for (int i = 0; i < repeat; ++i) {
     best_a = std::min(best_a, time_ms(a));

@@ -87,8 +87,11 @@ bool native_bf16(const Conv2DGeometry& g, i64 short_side) {
 //     NCHW float32: dy, by the zero-padded input panels, and x, by the zero dy of vector tails;
 //     native bfloat16: nothing (taps in the padding are skipped, odd pair partners are 0 * 0).
 // Zero lanes that are never stored (column tails of Conv2D and the input gradient) do no harm.
-// Where such an input holds Inf or NaN the call takes the generic path: one scan of that input,
-// against the conv's flops, and none where the zeros do not exist (e.g. VALID without tails).
+// Where such an input holds Inf or NaN the call takes the generic path: one scan of that input
+// (the filter, small), and none where the zeros do not exist (e.g. VALID without tails). The
+// filter gradient's inputs are large, so it scans its small output instead: every product with
+// an Inf or NaN is Inf or NaN and keeps its sum so, hence a finite result met none of them and
+// equals the generic path's; a non-finite one is computed again on the generic path.
 bool has_padding(const Conv2DGeometry& g) {
   return g.pad_top > 0 || g.pad_bottom > 0 || g.pad_left > 0 || g.pad_right > 0;
 }
@@ -105,14 +108,10 @@ bool misses_outputs(const Conv2DGeometry& g) {
          misses_outputs(g.stride_cols, g.effective_filter_cols(), g.pad_left, g.pad_right);
 }
 
-// Whether the float32 filter-gradient fast path of this layout may take x and dy as they are.
-template <class T>
-bool filter_gradient_inputs_fit(const Conv2DGeometry& g, const T* x, const T* dy) {
-  const bool nhwc = g.data_format == ops::DataFormat::NHWC;
-  const bool check_x = !nhwc && conv2d_backprop_filter_fast_nchw_sums_tails(g);
-  const bool check_dy = nhwc && !conv2d_filter_strips_apply(g) ? conv2d_backprop_filter_fast_packs_padding(g)
-                                                               : has_padding(g);
-  return (!check_x || all_finite(x, input_size(g))) && (!check_dy || all_finite(dy, output_size(g)));
+// Whether the float32 filter-gradient fast path of this layout multiplies x or dy by zeros.
+bool filter_gradient_meets_zeros(const Conv2DGeometry& g) {
+  if (g.data_format == ops::DataFormat::NCHW) return has_padding(g) || conv2d_backprop_filter_fast_nchw_sums_tails(g);
+  return conv2d_filter_strips_apply(g) ? has_padding(g) : conv2d_backprop_filter_fast_packs_padding(g);
 }
 
 }  // namespace
@@ -153,9 +152,9 @@ void conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T*
     if constexpr (std::is_same_v<T, bfloat16>) {  // meets no padding zeros: no finite check
       if (native_bf16<T>(g, g.in_depth)) return conv2d_backprop_filter_bf16(g, x, dy, df);
     }
-    const FastFn fast = fast_backprop_filter(g);
-    if (fast && filter_gradient_inputs_fit(g, x, dy)) {
-      return run_fast(g, fast, x, input_size(g), dy, output_size(g), df, filter_size(g));
+    if (const FastFn fast = fast_backprop_filter(g)) {
+      run_fast(g, fast, x, input_size(g), dy, output_size(g), df, filter_size(g));
+      if (!filter_gradient_meets_zeros(g) || all_finite(df, filter_size(g))) return;
     }
   }
   conv2d_backprop_filter_generic(g, x, dy, df);
