@@ -46,7 +46,7 @@ FastFn fast_backprop_input(const Conv2DGeometry& g) {
 FastFn fast_backprop_filter(const Conv2DGeometry& g) {
   if (conv2d_filter_strips_apply(g)) return conv2d_backprop_filter_strips;            // first layers
   if (g.data_format == ops::DataFormat::NHWC) return conv2d_backprop_filter_fast;  // any groups
-  return conv2d_nchw_fast_path_applies(g) ? conv2d_backprop_filter_fast_nchw : nullptr;
+  return conv2d_backprop_filter_nchw_slabs;  // NCHW on the NHWC kernels
 }
 
 // Runs a float32 fast kernel on T inputs a, b: in place for float32, else widened (workspace:
@@ -82,16 +82,16 @@ bool native_bf16(const Conv2DGeometry& g, i64 short_side) {
 //   Conv2D, every fast path: the filter, by the zeros of the padding;
 //   input gradient, every fast path: the filter, by zero dy rows for the taps of a pixel that
 //     reach no output position (in the padding, or between the strides);
-//   filter gradient, NHWC float32 on strips (small channel counts): dy, by the zero-padded strips;
-//     NHWC float32 otherwise: dy, by the zero-packed edge pixels of multi-tap segments;
-//     NCHW float32: dy, by the zero-padded input panels, and x, by the zero dy of vector tails;
+//   filter gradient, float32 (NCHW on NHWC slabs): dy, by the zero-padded strips of small-channel
+//     layers or the zero-packed edge pixels of multi-tap segments;
 //     native bfloat16: nothing (taps in the padding are skipped, odd pair partners are 0 * 0).
 // Zero lanes that are never stored (column tails of Conv2D and the input gradient) do no harm.
 // Where such an input holds Inf or NaN the call takes the generic path: one scan of that input
 // (the filter, small), and none where the zeros do not exist (e.g. VALID without tails). The
 // filter gradient's inputs are large, so it scans its small output instead: every product with
 // an Inf or NaN is Inf or NaN and keeps its sum so, hence a finite result met none of them and
-// equals the generic path's; a non-finite one is computed again on the generic path.
+// equals the generic path's; a non-finite one is computed again on the generic path (where it is
+// non-finite anyway, the price is only time).
 bool has_padding(const Conv2DGeometry& g) {
   return g.pad_top > 0 || g.pad_bottom > 0 || g.pad_left > 0 || g.pad_right > 0;
 }
@@ -108,11 +108,6 @@ bool misses_outputs(const Conv2DGeometry& g) {
          misses_outputs(g.stride_cols, g.effective_filter_cols(), g.pad_left, g.pad_right);
 }
 
-// Whether the float32 filter-gradient fast path of this layout multiplies x or dy by zeros.
-bool filter_gradient_meets_zeros(const Conv2DGeometry& g) {
-  if (g.data_format == ops::DataFormat::NCHW) return has_padding(g) || conv2d_backprop_filter_fast_nchw_sums_tails(g);
-  return conv2d_filter_strips_apply(g) ? has_padding(g) : conv2d_backprop_filter_fast_packs_padding(g);
-}
 
 }  // namespace
 
@@ -154,7 +149,7 @@ void conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T*
     }
     if (const FastFn fast = fast_backprop_filter(g)) {
       run_fast(g, fast, x, input_size(g), dy, output_size(g), df, filter_size(g));
-      if (!filter_gradient_meets_zeros(g) || all_finite(df, filter_size(g))) return;
+      if (all_finite(df, filter_size(g))) return;
     }
   }
   conv2d_backprop_filter_generic(g, x, dy, df);

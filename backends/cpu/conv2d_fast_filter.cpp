@@ -80,12 +80,6 @@ void pack_edge(const Conv2DGeometry& g, i64 c_per_tap, const float* row, i64 iw,
 
 }  // namespace
 
-bool conv2d_backprop_filter_fast_packs_padding(const Conv2DGeometry& g) {
-  // Only a segment of several taps is packed (one of a single tap in the padding is skipped), and
-  // only the left and right padding are (rows in the padding are skipped).
-  return segments_of(g).taps_each > 1 && (g.pad_left > 0 || g.pad_right > 0);
-}
-
 void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const float* dy, float* df) {
   const MicroKernels& mk = micro_kernels();
   const i64 mr = mk.tile_rows;

@@ -48,13 +48,15 @@ bool conv2d_fast_path_applies(const ops::Conv2DGeometry& g);
 void conv2d_forward_fast(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 void conv2d_backprop_input_fast(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
-// Whether conv2d_backprop_filter_fast packs zeros for taps in the padding (which then meet dy).
-bool conv2d_backprop_filter_fast_packs_padding(const ops::Conv2DGeometry& g);
 
 // The float32 NHWC filter gradient of small-channel layers (groups = 1, KH * KW * C <= 32) on
 // zero-padded input strips (conv2d_fast_filter_strips.cpp); conv2d_backprop_filter_fast otherwise.
 bool conv2d_filter_strips_apply(const ops::Conv2DGeometry& g);
 void conv2d_backprop_filter_strips(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
+
+// The float32 NCHW filter gradient on slabs of images transposed to NHWC, then the two above
+// (conv2d_filter_nchw_slabs.cpp).
+void conv2d_backprop_filter_nchw_slabs(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
 // The native bfloat16 NHWC, groups = 1 filter gradient on AVX-512 BF16 (conv2d_fast_bf16.cpp):
 // float32 accumulation, one rounding to bfloat16. Call only where conv2d_bf16_native_available().

@@ -1,10 +1,10 @@
-// The float32 NCHW fast conv paths (any stride, dilation, padding and groups, depthwise included):
+// The float32 NCHW fast paths of Conv2D and its input gradient (any stride, dilation, padding and
+// groups, depthwise included; the filter gradient runs on the NHWC kernels, conv2d_kernels.hpp):
 // direct convolutions vectorised along the contiguous column axis on the micro-kernels of
 // nchw_microkernels.hpp, reading per-task panels (conv2d_nchw_panel.hpp), no whole-tensor
 // transposes and no im2col. Workspace: the filter repacked once per call, per-thread panels of a
-// few rows (bounded by the constants in the .cpp files), and for the filter gradient at most 16
-// partial filters (filter_reduction_chunks) summed in a fixed order, so results do not depend on
-// the thread count. Filter layout HWIO as everywhere. Inputs that meet the zero padding must be
+// few rows (bounded by the constants in the .cpp files); results do not depend on the thread
+// count. Filter layout HWIO as everywhere. Inputs that meet the zero padding must be
 // finite (conv2d_dispatch.cpp routes the others to the generic path).
 #pragma once
 
@@ -16,9 +16,5 @@ namespace dagrad::cpu {
 bool conv2d_nchw_fast_path_applies(const ops::Conv2DGeometry& g);
 void conv2d_forward_fast_nchw(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 void conv2d_backprop_input_fast_nchw(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
-void conv2d_backprop_filter_fast_nchw(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
-// Whether its output rows end in a partial vector, whose lanes past the row (dy zero there) are
-// summed with x.
-bool conv2d_backprop_filter_fast_nchw_sums_tails(const ops::Conv2DGeometry& g);
 
 }  // namespace dagrad::cpu

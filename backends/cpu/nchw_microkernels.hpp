@@ -5,25 +5,19 @@
 
 namespace dagrad::cpu {
 
-// Segments tiles are at most kNchwMaxRows x kNchwMaxSegments, dots tiles kNchwMaxCols x kNchwMaxCols.
+// Segments tiles are at most kNchwMaxRows x kNchwMaxSegments.
 inline constexpr int kNchwMaxRows = 8;
 inline constexpr int kNchwMaxSegments = 4;
-inline constexpr int kNchwMaxCols = 6;
 
 struct NchwMicroKernels {
   int vector_width;   // floats per vector register = lanes of one segment
   int max_segments;   // segments (vectors) per row of a segments tile on this ISA
   int segment_rows[kNchwMaxSegments + 1];  // preferred rows for a tile of nv segments (index nv)
-  int dot_rows, dot_cols;                  // preferred dots tile
   // A segment is vector_width consecutive columns of one row. For r < mr, v < nv:
   //   c[v][r*ldc + 0:valid[v]] (+)= sum_{t<taps} sum_{j<len} a[t][j*lda + r] * b[t*nv + v][j*ldb + lane]
   // b must be readable for vector_width floats; only the first valid[v] lanes of c are touched.
   void (*segments)(int mr, int nv, const float* const* a, long long lda, const float* const* b, long long ldb,
                    long long taps, long long len, float* const* c, long long ldc, const int* valid, bool accumulate);
-  // d[r*ldd + q] += sum_{s<nseg} sum_{lane} x[s][x_off + r*ldx + lane] * y[s][y_off + q*ldy + lane],
-  // r < mr, q < nq; each (r, q) sums its lanes in a fixed order after the segment loop.
-  void (*dots)(int mr, int nq, const float* const* x, long long x_off, long long ldx, const float* const* y,
-               long long y_off, long long ldy, long long nseg, float* d, long long ldd);
 };
 
 // The best set this CPU supports (checked once).

@@ -1,4 +1,4 @@
-// The float32 NCHW fast conv kernels (conv2d_nchw_kernels.hpp), called directly so the path is
+// The float32 NCHW fast conv kernels (conv2d_nchw_kernels.hpp; the filter gradient on NHWC slabs), called directly so the path is
 // certain, against the float64 reference kernel through run_op on a random sweep of strides,
 // dilations, paddings, groups (1, 2, C) and odd sizes with column tails; half/bfloat16 through
 // the registered cpu kernels; bitwise determinism for 1, 2 and 3 threads.
@@ -11,6 +11,7 @@
 #include <tbb/task_arena.h>
 
 #include "../ops/conv_test_util.hpp"
+#include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
 
@@ -83,7 +84,7 @@ Tensor run_fast(const char* op, const NchwCase& c, const Tensor& x, const Tensor
     return dx;
   }
   Tensor df = Tensor::full(DType::Float32, c.filter, -7.0);
-  cpu::conv2d_backprop_filter_fast_nchw(c.g, x.data<float>(), dy.data<float>(), df.data<float>());
+  cpu::conv2d_backprop_filter_nchw_slabs(c.g, x.data<float>(), dy.data<float>(), df.data<float>());
   return df;
 }
 

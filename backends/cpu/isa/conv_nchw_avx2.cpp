@@ -3,6 +3,4 @@
 #define DAGRAD_VL 8
 #define DAGRAD_SEG_MAX 2
 #define DAGRAD_SEG_ROWS {0, 8, 6, 0, 0}
-#define DAGRAD_DOT_ROWS 3
-#define DAGRAD_DOT_COLS 3
 #include "conv_nchw_microkernels.inc"

@@ -3,6 +3,4 @@
 #define DAGRAD_VL 16
 #define DAGRAD_SEG_MAX 4
 #define DAGRAD_SEG_ROWS {0, 8, 8, 8, 6}
-#define DAGRAD_DOT_ROWS 5
-#define DAGRAD_DOT_COLS 5
 #include "conv_nchw_microkernels.inc"
