@@ -1,5 +1,6 @@
-// Chooses the conv path per call: for bfloat16 NHWC the native AVX-512 BF16 kernels where the CPU
-// has them; else the float32 NHWC or NCHW micro-kernel path where it applies (half and bfloat16
+// Chooses the conv path per call: for NHWC depthwise convs the depthwise kernels (float32; half
+// and bfloat16 widened to float32 as below); for bfloat16 NHWC the native AVX-512 BF16 kernels
+// where the CPU has them; else the float32 NHWC or NCHW micro-kernel path where it applies (half and bfloat16
 // there too, widened to float32 first: workspace = the two inputs and the output in float32),
 // else the generic path. The choice depends on shapes, attributes and the CPU, and on whether an
 // input that a fast path would multiply by padding zeros holds Inf or NaN (see has_padding).
@@ -120,6 +121,8 @@ bool filter_gradient_inputs_fit(const Conv2DGeometry& g, const T* x, const T* dy
 template <class T>
 void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
   if constexpr (kHasFastPaths<T>) {
+    if (conv2d_depthwise_applies(g))  // skips the padding taps itself: no finite check
+      return run_fast(g, conv2d_forward_depthwise, x, input_size(g), f, filter_size(g), y, output_size(g));
     const bool native = native_bf16<T>(g, g.in_depth);
     const FastFn fast = native ? nullptr : fast_forward(g);
     if ((native || fast) && (!has_padding(g) || all_finite(f, filter_size(g)))) {
@@ -135,6 +138,8 @@ void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
 template <class T>
 void conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* dx) {
   if constexpr (kHasFastPaths<T>) {
+    if (conv2d_depthwise_applies(g))
+      return run_fast(g, conv2d_backprop_input_depthwise, f, filter_size(g), dy, output_size(g), dx, input_size(g));
     const bool native = native_bf16<T>(g, std::min(g.out_depth, g.in_depth));
     const FastFn fast = native ? nullptr : fast_backprop_input(g);
     if ((native || fast) && (!misses_outputs(g) || all_finite(f, filter_size(g)))) {
@@ -150,6 +155,8 @@ void conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* 
 template <class T>
 void conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T* df) {
   if constexpr (kHasFastPaths<T>) {
+    if (conv2d_depthwise_applies(g))
+      return run_fast(g, conv2d_backprop_filter_depthwise, x, input_size(g), dy, output_size(g), df, filter_size(g));
     if constexpr (std::is_same_v<T, bfloat16>) {  // meets no padding zeros: no finite check
       if (native_bf16<T>(g, g.in_depth)) return conv2d_backprop_filter_bf16(g, x, dy, df);
     }
