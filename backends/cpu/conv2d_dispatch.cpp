@@ -1,7 +1,7 @@
-// Chooses the conv path per call: for NHWC depthwise convs the depthwise kernels (float32; half
-// and bfloat16 widened to float32 as below); for bfloat16 NHWC the native AVX-512 BF16 kernels
-// where the CPU has them; else the float32 NHWC or NCHW micro-kernel path where it applies (half and bfloat16
-// there too, widened to float32 first: workspace = the two inputs and the output in float32),
+// Chooses the conv path per call: for NHWC depthwise convs the depthwise kernels; for bfloat16
+// NHWC the native AVX-512 BF16 kernels where the CPU has them; else the float32 NHWC or NCHW
+// micro-kernel path where it applies (half and bfloat16 there and on the depthwise kernels too,
+// widened to float32 first: workspace = the two inputs and the output in float32),
 // else the generic path. The choice depends on shapes, attributes and the CPU, and on whether an
 // input that a fast path would multiply by padding zeros holds Inf or NaN (see has_padding).
 #include <algorithm>
@@ -87,6 +87,8 @@ bool native_bf16(const Conv2DGeometry& g, i64 short_side) {
 //     NHWC float32 otherwise: dy, by the zero-packed edge pixels of multi-tap segments;
 //     NCHW float32: dy, by the zero-padded input panels, and x, by the zero dy of vector tails;
 //     native bfloat16: nothing (taps in the padding are skipped, odd pair partners are 0 * 0).
+//   NHWC depthwise, all three ops: nothing (taps in the padding or reaching no output are
+//     skipped, vector tails are never loaded), so these calls need no scan.
 // Zero lanes that are never stored (column tails of Conv2D and the input gradient) do no harm.
 // Where such an input holds Inf or NaN the call takes the generic path: one scan of that input,
 // against the conv's flops, and none where the zeros do not exist (e.g. VALID without tails).
