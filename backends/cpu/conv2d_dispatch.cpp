@@ -1,6 +1,7 @@
-// Chooses the conv path per call: for bfloat16 NHWC the native AVX-512 BF16 kernels where the CPU
-// has them; else the float32 NHWC or NCHW micro-kernel path where it applies (half and bfloat16
-// there too, widened to float32 first: workspace = the two inputs and the output in float32),
+// Chooses the conv path per call: for NHWC depthwise convs the depthwise kernels; for bfloat16
+// NHWC the native AVX-512 BF16 kernels where the CPU has them; else the float32 NHWC or NCHW
+// micro-kernel path where it applies (half and bfloat16 there and on the depthwise kernels too,
+// widened to float32 first: workspace = the two inputs and the output in float32),
 // else the generic path. The choice depends on shapes, attributes and the CPU, and on whether an
 // input that a fast path would multiply by padding zeros holds Inf or NaN (see has_padding).
 #include <algorithm>
@@ -85,6 +86,8 @@ bool native_bf16(const Conv2DGeometry& g, i64 short_side) {
 //   filter gradient, float32 (NCHW on NHWC slabs): dy, by the zero-padded strips of small-channel
 //     layers or the zero-packed edge pixels of multi-tap segments;
 //     native bfloat16: nothing (taps in the padding are skipped, odd pair partners are 0 * 0).
+//   NHWC depthwise, all three ops: nothing (taps in the padding or reaching no output are
+//     skipped, vector tails are never loaded), so these calls need no scan.
 // Zero lanes that are never stored (column tails of Conv2D and the input gradient) do no harm.
 // Where such an input holds Inf or NaN the call takes the generic path: one scan of that input
 // (the filter, small), and none where the zeros do not exist (e.g. VALID without tails). The
@@ -114,6 +117,8 @@ bool misses_outputs(const Conv2DGeometry& g) {
 template <class T>
 void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
   if constexpr (kHasFastPaths<T>) {
+    if (conv2d_depthwise_applies(g))  // skips the padding taps itself: no finite check
+      return run_fast(g, conv2d_forward_depthwise, x, input_size(g), f, filter_size(g), y, output_size(g));
     const bool native = native_bf16<T>(g, g.in_depth);
     const FastFn fast = native ? nullptr : fast_forward(g);
     if ((native || fast) && (!has_padding(g) || all_finite(f, filter_size(g)))) {
@@ -129,6 +134,8 @@ void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
 template <class T>
 void conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* dx) {
   if constexpr (kHasFastPaths<T>) {
+    if (conv2d_depthwise_applies(g))
+      return run_fast(g, conv2d_backprop_input_depthwise, f, filter_size(g), dy, output_size(g), dx, input_size(g));
     const bool native = native_bf16<T>(g, std::min(g.out_depth, g.in_depth));
     const FastFn fast = native ? nullptr : fast_backprop_input(g);
     if ((native || fast) && (!misses_outputs(g) || all_finite(f, filter_size(g)))) {
@@ -144,6 +151,8 @@ void conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* 
 template <class T>
 void conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T* df) {
   if constexpr (kHasFastPaths<T>) {
+    if (conv2d_depthwise_applies(g))
+      return run_fast(g, conv2d_backprop_filter_depthwise, x, input_size(g), dy, output_size(g), df, filter_size(g));
     if constexpr (std::is_same_v<T, bfloat16>) {  // meets no padding zeros: no finite check
       if (native_bf16<T>(g, g.in_depth)) return conv2d_backprop_filter_bf16(g, x, dy, df);
     }

@@ -1,6 +1,6 @@
 // The float32 NCHW filter gradient on the NHWC kernels: slabs of a few images of x and dy are
 // transposed to NHWC (a pass over each against KH * KW * K flops per input element), their
-// filter gradients computed by the NHWC fast path and added in slab order. Workspace: one slab
+// filter gradients computed by the NHWC dispatch (whichever NHWC kernel fits) and added in slab order. Workspace: one slab
 // (at most kSlabFloats floats, or one image) plus one partial filter.
 #include <algorithm>
 
@@ -54,8 +54,7 @@ void conv2d_backprop_filter_nchw_slabs(const Conv2DGeometry& g, const float* x, 
     if (g.in_depth > 1) to_nhwc(xn, gs.batch, g.in_depth, in_pixels, xs.data()), xn = xs.data();
     if (g.out_depth > 1) to_nhwc(dyn, gs.batch, g.out_depth, out_pixels, dys.data()), dyn = dys.data();
     float* out = n0 == 0 ? df : part.data();
-    if (conv2d_filter_strips_apply(gs)) conv2d_backprop_filter_strips(gs, xn, dyn, out);
-    else conv2d_backprop_filter_fast(gs, xn, dyn, out);
+    conv2d_backprop_filter<float>(gs, xn, dyn, out);  // the NHWC dispatch: depthwise, strips or segments
     if (n0 > 0) {  // slab order: the same bits for any thread count
       float* p = part.data();
       tbb::parallel_for(i64{0}, (fsize + 4095) / 4096, [&](i64 b) {

@@ -54,9 +54,16 @@ void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, c
 bool conv2d_filter_strips_apply(const ops::Conv2DGeometry& g);
 void conv2d_backprop_filter_strips(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
-// The float32 NCHW filter gradient on slabs of images transposed to NHWC, then the two above
-// (conv2d_filter_nchw_slabs.cpp).
+// The float32 NCHW filter gradient on slabs of images transposed to NHWC, each then dispatched
+// as an NHWC filter gradient (conv2d_filter_nchw_slabs.cpp).
 void conv2d_backprop_filter_nchw_slabs(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
+
+// The float32 NHWC depthwise paths (groups = in_depth > 1, filter_in_depth = 1, any channel
+// multiplier): channel-vector products that skip every tap in the padding (conv2d_depthwise*.cpp).
+bool conv2d_depthwise_applies(const ops::Conv2DGeometry& g);
+void conv2d_forward_depthwise(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
+void conv2d_backprop_input_depthwise(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
+void conv2d_backprop_filter_depthwise(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
 // The native bfloat16 NHWC, groups = 1 filter gradient on AVX-512 BF16 (conv2d_fast_bf16.cpp):
 // float32 accumulation, one rounding to bfloat16. Call only where conv2d_bf16_native_available().
