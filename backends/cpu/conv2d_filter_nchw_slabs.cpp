@@ -1,7 +1,7 @@
 // The float32 NCHW filter gradient on the NHWC kernels: slabs of a few images of x and dy are
 // transposed to NHWC (a pass over each against KH * KW * K flops per input element), their
-// filter gradients computed by the NHWC dispatch (whichever NHWC kernel fits) and added in slab order. Workspace: one slab
-// (at most kSlabFloats floats, or one image) plus one partial filter.
+// filter gradients computed by the NHWC dispatch (whichever NHWC kernel fits) and added in slab
+// order. Workspace: one slab (at most kSlabFloats floats, or one image) plus one partial filter.
 #include <algorithm>
 
 #include <tbb/parallel_for.h>
