@@ -45,7 +45,7 @@ FastFn fast_backprop_input(const Conv2DGeometry& g) {
   return conv2d_nchw_fast_path_applies(g) ? conv2d_backprop_input_fast_nchw : nullptr;
 }
 FastFn fast_backprop_filter(const Conv2DGeometry& g) {
-  if (conv2d_filter_strips_apply(g)) return conv2d_backprop_filter_strips;            // first layers
+  if (conv2d_filter_strips_apply(g)) return conv2d_backprop_filter_strips<float>;     // first layers
   if (g.data_format == ops::DataFormat::NHWC) return conv2d_backprop_filter_fast;  // any groups
   return conv2d_backprop_filter_nchw_slabs;  // NCHW on the NHWC kernels
 }
@@ -157,7 +157,9 @@ void conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T*
       if (native_bf16<T>(g, g.in_depth)) return conv2d_backprop_filter_bf16(g, x, dy, df);
     }
     if (const FastFn fast = fast_backprop_filter(g)) {
-      run_fast(g, fast, x, input_size(g), dy, output_size(g), df, filter_size(g));
+      // The strips path widens half/bfloat16 as it copies: no whole-tensor float32 copies.
+      if (is_reduced_float_v<T> && conv2d_filter_strips_apply(g)) conv2d_backprop_filter_strips(g, x, dy, df);
+      else run_fast(g, fast, x, input_size(g), dy, output_size(g), df, filter_size(g));
       if (all_finite(df, filter_size(g))) return;
     }
   }

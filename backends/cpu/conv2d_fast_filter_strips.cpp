@@ -7,13 +7,17 @@
 // bookkeeping, and its tiles hold up to kMaxGridRows (tap, channel) rows. Copying costs
 // KH * C floats per pixel against 2 * KH * KW * C * K flops. Workspace per task: one block of
 // strips (about kPixelBlock pixels), plus at most 16 partial filters summed in a fixed order.
+// half and bfloat16 are widened while strips and dy blocks are copied (no whole-tensor copies):
+// bitwise the float32 path on the widened tensors, rounded once.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
+#include "dagrad/backends/cpu/convert.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 #include "dagrad/backends/cpu/reduction_partials.hpp"
 
@@ -40,8 +44,21 @@ Strips strips_of(const Conv2DGeometry& g) {
   return {width, width * g.in_depth, g.filter_rows * width * g.in_depth};
 }
 
+// float32 copies of `count` values (widened where T is half or bfloat16).
+template <class T>
+void copy_as_float(const T* in, i64 count, float* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    std::memcpy(out, in, static_cast<std::size_t>(count) * sizeof(float));
+  } else if constexpr (std::is_same_v<T, bfloat16>) {  // a shift: inline beats a call for short rows
+    for (i64 i = 0; i < count; ++i) out[i] = static_cast<float>(in[i]);
+  } else {
+    convert_to_float(in, out, count);
+  }
+}
+
 // Copies the window rows of output row (n, oh) into `out`, zeros where they fall in the padding.
-void fill_strip(const Conv2DGeometry& g, const Strips& st, const float* x, i64 n, i64 oh, float* out) {
+template <class T>
+void fill_strip(const Conv2DGeometry& g, const Strips& st, const T* x, i64 n, i64 oh, float* out) {
   const i64 C = g.in_depth;
   const i64 first = std::min(g.pad_left, st.width);                    // padded columns on the left
   const i64 copied = std::max<i64>(0, std::min(g.in_cols, st.width - first));  // real input columns
@@ -52,7 +69,7 @@ void fill_strip(const Conv2DGeometry& g, const Strips& st, const float* x, i64 n
       continue;
     }
     std::fill_n(out, first * C, 0.0f);
-    std::memcpy(out + first * C, x + ((n * g.in_rows + ih) * g.in_cols) * C, static_cast<std::size_t>(copied * C) * sizeof(float));
+    copy_as_float(x + ((n * g.in_rows + ih) * g.in_cols) * C, copied * C, out + first * C);
     std::fill(out + (first + copied) * C, out + st.row_floats, 0.0f);
   }
 }
@@ -68,7 +85,8 @@ bool conv2d_filter_strips_apply(const Conv2DGeometry& g) {
   return width * g.in_depth * g.filter_rows <= kMaxBlockFloats && width <= 2 * (g.in_cols + g.filter_cols * g.dilation_cols);
 }
 
-void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const float* x, const float* dy, float* df) {
+template <class T>
+void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const T* x, const T* dy, T* df) {
   const MicroKernels& mk = micro_kernels();
   const i64 C = g.in_depth, K = g.out_depth, OW = g.out_cols;
   const i64 rows = g.filter_rows * g.filter_cols * C, fsize = rows * K;
@@ -82,16 +100,22 @@ void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const float* x, cons
   const i64 pixel_rows = g.batch * g.out_rows;
   const i64 block_rows = std::max<i64>(1, std::min(kPixelBlock / OW, kMaxBlockFloats / st.floats));
   const i64 chunks = filter_reduction_chunks(pixel_rows, 1, fsize * 4);
-  const ReductionPartials<float> partial(chunks, fsize, df);
+  float* direct = nullptr;  // chunk 0 sums straight into df where df is float32
+  if constexpr (std::is_same_v<T, float>) direct = df;
+  const ReductionPartials<float> partial(chunks, fsize, direct);
   tbb::parallel_for(i64{0}, chunks, [&](i64 chunk) {
     float* d = partial.chunk(chunk);
     std::fill_n(d, fsize, 0.0f);
     std::vector<float> strips(static_cast<std::size_t>(block_rows * st.floats));
+    std::vector<float> dy_block(std::is_same_v<T, float> ? 0 : static_cast<std::size_t>(block_rows * OW * K));
     const i64 q_end = pixel_rows * (chunk + 1) / chunks;
     for (i64 q = pixel_rows * chunk / chunks; q < q_end; q += block_rows) {
       const i64 nq = std::min(block_rows, q_end - q);
       for (i64 i = 0; i < nq; ++i) fill_strip(g, st, x, (q + i) / g.out_rows, (q + i) % g.out_rows, strips.data() + i * st.floats);
-      const float* y = dy + q * OW * K;
+      const T* dy_rows = dy + q * OW * K;  // the block's dy rows are contiguous in NHWC
+      const float* y = nullptr;
+      if constexpr (std::is_same_v<T, float>) y = dy_rows;
+      else convert_to_float(dy_rows, dy_block.data(), nq * OW * K), y = dy_block.data();
       for (i64 c0 = 0; c0 < K; c0 += kFilterColumns) {
         const i64 cn = std::min(kFilterColumns, K - c0);
         const i64 cap = mk.grid_max_rows(cn), tiles = (rows + cap - 1) / cap;
@@ -105,5 +129,9 @@ void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const float* x, cons
   });
   partial.sum_to(df);
 }
+
+template void conv2d_backprop_filter_strips<float>(const Conv2DGeometry&, const float*, const float*, float*);
+template void conv2d_backprop_filter_strips<half>(const Conv2DGeometry&, const half*, const half*, half*);
+template void conv2d_backprop_filter_strips<bfloat16>(const Conv2DGeometry&, const bfloat16*, const bfloat16*, bfloat16*);
 
 }  // namespace dagrad::cpu

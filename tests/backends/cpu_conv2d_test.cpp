@@ -161,3 +161,31 @@ TEST_CASE("cpu conv kernels give the same bits for 1, 2 and 3 threads", "[cpu][c
     }
   }
 }
+
+// half and bfloat16 on the strips filter gradient widen block by block; the result must be the
+// float32 strips path on the widened tensors, rounded once, bit for bit.
+template <class T>
+void check_strips_widening(const Conv2DGeometry& g, std::mt19937& rng) {
+  const auto x = random_values<T>(rng, in_size(g)), dy = random_values<T>(rng, out_size(g));
+  std::vector<float> xf(x.size()), dyf(dy.size()), dff(static_cast<std::size_t>(filt_size(g)));
+  std::transform(x.begin(), x.end(), xf.begin(), [](T v) { return static_cast<float>(v); });
+  std::transform(dy.begin(), dy.end(), dyf.begin(), [](T v) { return static_cast<float>(v); });
+  cpu::conv2d_backprop_filter_strips<float>(g, xf.data(), dyf.data(), dff.data());
+  std::vector<T> got(dff.size()), want(dff.size());
+  std::transform(dff.begin(), dff.end(), want.begin(), [](float v) { return static_cast<T>(v); });
+  cpu::conv2d_backprop_filter<T>(g, x.data(), dy.data(), got.data());  // the dispatch
+  REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)) == 0);
+}
+
+TEST_CASE("cpu strips filter gradient in half and bfloat16 is the float32 one rounded once", "[cpu][conv]") {
+  std::mt19937 rng(31);
+  for (const Shape& input : {Shape{3, 28, 28, 1}, Shape{2, 17, 23, 3}, Shape{40, 6, 7, 2}}) {
+    ops::Conv2DAttrs a;
+    a.padding = ops::Padding::Same;
+    a.stride_rows = a.stride_cols = input[0] == 2 ? 2 : 1;
+    const auto g = ops::conv2d_geometry("Conv2D", a, input, Shape{3, 3, input[3], 48});
+    REQUIRE(cpu::conv2d_filter_strips_apply(g));
+    check_strips_widening<half>(g, rng);
+    check_strips_widening<bfloat16>(g, rng);
+  }
+}
