@@ -10,8 +10,10 @@ namespace dagrad::cpu {
 template <class F>
 auto any_float(F make) {
   return [make]<class T>() -> KernelFn {
-    if constexpr (is_floating_v<T>) return make.template operator()<T>();
-    else return nullptr;
+    if constexpr (is_floating_v<T>)
+      return make.template operator()<T>();
+    else
+      return nullptr;
   };
 }
 

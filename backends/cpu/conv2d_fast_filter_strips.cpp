@@ -27,9 +27,9 @@ namespace {
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
-constexpr i64 kMaxStripRows = 160;  // filter gradient rows (KH * KW * C) this path takes at most
-constexpr i64 kPixelBlock = 128;    // pixels per block of strips: dy's block stays in L1
-constexpr i64 kFilterColumns = 64;  // df columns per micro-kernel call
+constexpr i64 kMaxStripRows = 160;             // filter gradient rows (KH * KW * C) this path takes at most
+constexpr i64 kPixelBlock = 128;               // pixels per block of strips: dy's block stays in L1
+constexpr i64 kFilterColumns = 64;             // df columns per micro-kernel call
 constexpr i64 kMaxBlockFloats = i64{1} << 18;  // strips per task: 1 MiB at most
 
 // The padded strip layout shared by the copy and the tile offsets.
@@ -60,7 +60,7 @@ void copy_as_float(const T* in, i64 count, float* out) {
 template <class T>
 void fill_strip(const Conv2DGeometry& g, const Strips& st, const T* x, i64 n, i64 oh, float* out) {
   const i64 C = g.in_depth;
-  const i64 first = std::min(g.pad_left, st.width);                    // padded columns on the left
+  const i64 first = std::min(g.pad_left, st.width);                            // padded columns on the left
   const i64 copied = std::max<i64>(0, std::min(g.in_cols, st.width - first));  // real input columns
   for (i64 kh = 0; kh < g.filter_rows; ++kh, out += st.row_floats) {
     const i64 ih = oh * g.stride_rows - g.pad_top + kh * g.dilation_rows;
@@ -82,7 +82,8 @@ bool conv2d_filter_strips_apply(const Conv2DGeometry& g) {
   // Huge strides or paddings make strips wide and mostly zeros: the segment path skips those.
   using i128 = __int128;
   const i128 width = i128{g.out_cols - 1} * g.stride_cols + i128{g.filter_cols - 1} * g.dilation_cols + 1;
-  return width * g.in_depth * g.filter_rows <= kMaxBlockFloats && width <= 2 * (g.in_cols + g.filter_cols * g.dilation_cols);
+  return width * g.in_depth * g.filter_rows <= kMaxBlockFloats &&
+         width <= 2 * (g.in_cols + g.filter_cols * g.dilation_cols);
 }
 
 template <class T>
@@ -96,7 +97,8 @@ void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const T* x, const T*
   for (i64 kh = 0; kh < g.filter_rows; ++kh)
     for (i64 kw = 0; kw < g.filter_cols; ++kw)
       for (i64 c = 0; c < C; ++c)
-        offset[static_cast<std::size_t>((kh * g.filter_cols + kw) * C + c)] = kh * st.row_floats + kw * g.dilation_cols * C + c;
+        offset[static_cast<std::size_t>((kh * g.filter_cols + kw) * C + c)] =
+            kh * st.row_floats + kw * g.dilation_cols * C + c;
   const i64 pixel_rows = g.batch * g.out_rows;
   const i64 block_rows = std::max<i64>(1, std::min(kPixelBlock / OW, kMaxBlockFloats / st.floats));
   const i64 chunks = filter_reduction_chunks(pixel_rows, 1, fsize * 4);
@@ -111,11 +113,14 @@ void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const T* x, const T*
     const i64 q_end = pixel_rows * (chunk + 1) / chunks;
     for (i64 q = pixel_rows * chunk / chunks; q < q_end; q += block_rows) {
       const i64 nq = std::min(block_rows, q_end - q);
-      for (i64 i = 0; i < nq; ++i) fill_strip(g, st, x, (q + i) / g.out_rows, (q + i) % g.out_rows, strips.data() + i * st.floats);
+      for (i64 i = 0; i < nq; ++i)
+        fill_strip(g, st, x, (q + i) / g.out_rows, (q + i) % g.out_rows, strips.data() + i * st.floats);
       const T* dy_rows = dy + q * OW * K;  // the block's dy rows are contiguous in NHWC
       const float* y = nullptr;
-      if constexpr (std::is_same_v<T, float>) y = dy_rows;
-      else convert_to_float(dy_rows, dy_block.data(), nq * OW * K), y = dy_block.data();
+      if constexpr (std::is_same_v<T, float>)
+        y = dy_rows;
+      else
+        convert_to_float(dy_rows, dy_block.data(), nq * OW * K), y = dy_block.data();
       for (i64 c0 = 0; c0 < K; c0 += kFilterColumns) {
         const i64 cn = std::min(kFilterColumns, K - c0);
         const i64 cap = mk.grid_max_rows(cn), tiles = (rows + cap - 1) / cap;
@@ -132,6 +137,7 @@ void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const T* x, const T*
 
 template void conv2d_backprop_filter_strips<float>(const Conv2DGeometry&, const float*, const float*, float*);
 template void conv2d_backprop_filter_strips<half>(const Conv2DGeometry&, const half*, const half*, half*);
-template void conv2d_backprop_filter_strips<bfloat16>(const Conv2DGeometry&, const bfloat16*, const bfloat16*, bfloat16*);
+template void conv2d_backprop_filter_strips<bfloat16>(const Conv2DGeometry&, const bfloat16*, const bfloat16*,
+                                                      bfloat16*);
 
 }  // namespace dagrad::cpu

@@ -39,7 +39,8 @@ void conv2d_backprop_filter_nchw_slabs(const Conv2DGeometry& g, const float* x, 
   const i64 x_image = in_pixels * g.in_depth, dy_image = out_pixels * g.out_depth;
   const i64 fsize = g.filter_rows * g.filter_cols * g.filter_in_depth * g.out_depth;
   const i64 slab = std::clamp<i64>(kSlabFloats / std::max<i64>(x_image + dy_image, 1), 1, std::max<i64>(g.batch, 1));
-  FloatBuffer xs(g.in_depth > 1 ? slab * x_image : 0), dys(g.out_depth > 1 ? slab * dy_image : 0), part(g.batch > slab ? fsize : 0);
+  FloatBuffer xs(g.in_depth > 1 ? slab * x_image : 0), dys(g.out_depth > 1 ? slab * dy_image : 0),
+      part(g.batch > slab ? fsize : 0);
   if (g.batch == 0) {
     std::fill_n(df, fsize, 0.0f);
     return;
@@ -55,7 +56,7 @@ void conv2d_backprop_filter_nchw_slabs(const Conv2DGeometry& g, const float* x, 
     if (g.out_depth > 1) to_nhwc(dyn, gs.batch, g.out_depth, out_pixels, dys.data()), dyn = dys.data();
     float* out = n0 == 0 ? df : part.data();
     conv2d_backprop_filter<float>(gs, xn, dyn, out);  // the NHWC dispatch: depthwise, strips or segments
-    if (n0 > 0) {  // slab order: the same bits for any thread count
+    if (n0 > 0) {                                     // slab order: the same bits for any thread count
       float* p = part.data();
       tbb::parallel_for(i64{0}, (fsize + 4095) / 4096, [&](i64 b) {
         for (i64 e = b * 4096; e < std::min(fsize, (b + 1) * 4096); ++e) df[e] += p[e];

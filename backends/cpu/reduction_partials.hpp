@@ -18,8 +18,11 @@ class ReductionPartials {
   // `chunks` partial results of `size` elements each, from the caching host allocator (fresh
   // pages cost about 12 us each here). With `direct`, chunk 0 is `direct` itself.
   ReductionPartials(std::int64_t chunks, std::int64_t size, A* direct = nullptr)
-      : chunks_(chunks), size_(size), direct_(direct),
-        buffer_(host_allocator(), static_cast<std::size_t>(std::max<std::int64_t>((chunks - (direct ? 1 : 0)) * size, 1)) * sizeof(A)) {}
+      : chunks_(chunks),
+        size_(size),
+        direct_(direct),
+        buffer_(host_allocator(),
+                static_cast<std::size_t>(std::max<std::int64_t>((chunks - (direct ? 1 : 0)) * size, 1)) * sizeof(A)) {}
 
   A* chunk(std::int64_t c) const {
     if (direct_) return c == 0 ? direct_ : base() + (c - 1) * size_;
