@@ -52,21 +52,26 @@ if(DAGRAD_WITH_CUDA)
     CUDA_EXTENSIONS OFF
     CUDA_RUNTIME_LIBRARY Shared)
   target_compile_definitions(dagrad PUBLIC DAGRAD_WITH_CUDA)
-  # cuBLAS: MatMul (float32 compute, deterministic with a per-call workspace).
-  target_link_libraries(dagrad PUBLIC CUDA::cudart CUDA::cublas)
+  # cuBLAS: MatMul (float32 compute, deterministic with a per-call workspace). PRIVATE: no public
+  # header includes a CUDA header; a static libdagrad.a still exports them as $<LINK_ONLY:CUDA::...>,
+  # which the installed dagradConfig.cmake resolves through find_dependency(CUDAToolkit).
+  target_link_libraries(dagrad PRIVATE CUDA::cudart CUDA::cublas)
   # Device code of a static library is resolved when the final program links; no separable
   # compilation is needed because no kernel calls device code in another file.
   target_compile_options(dagrad PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -Xcompiler=-Wall>)
 
   # cuDNN is optional: with it, the conv ops may dispatch to cuDNN when use_cudnn_on_gpu is true.
-  find_path(DAGRAD_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
-  find_library(DAGRAD_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+  # The imported target keeps the build machine's libcudnn path out of the exported targets: the
+  # installed package finds cuDNN again with the same module (cmake/dagradConfig.cmake.in).
   option(DAGRAD_CUDNN "Use cuDNN for the conv ops when it is found" ON)
-  if(DAGRAD_CUDNN AND DAGRAD_CUDNN_INCLUDE_DIR AND DAGRAD_CUDNN_LIBRARY)
+  if(DAGRAD_CUDNN)
+    include(dagradFindCudnn)
+    dagrad_find_cudnn()
+  endif()
+  if(DAGRAD_CUDNN AND TARGET dagrad::cudnn)
     set(DAGRAD_WITH_CUDNN ON)
     target_compile_definitions(dagrad PUBLIC DAGRAD_WITH_CUDNN)
-    target_include_directories(dagrad PRIVATE ${DAGRAD_CUDNN_INCLUDE_DIR})
-    target_link_libraries(dagrad PUBLIC ${DAGRAD_CUDNN_LIBRARY})
+    target_link_libraries(dagrad PRIVATE dagrad::cudnn)
   endif()
   message(STATUS "dagrad: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, archs ${CMAKE_CUDA_ARCHITECTURES}, cuDNN ${DAGRAD_WITH_CUDNN})")
   # The GPU conv benchmark (scripts/gpu-check.sh builds and runs it); not part of `all`.

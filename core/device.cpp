@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <utility>
 
 #include "dagrad/core/allocator.hpp"
 #include "dagrad/core/error.hpp"
@@ -51,8 +52,8 @@ std::ostream& operator<<(std::ostream& out, const Device& device) { return out <
 
 std::string_view device_kind_name(Device::Kind kind) { return kind == Device::Kind::CPU ? "cpu" : "cuda"; }
 
-void register_device_runtime(Device::Kind kind, DeviceRuntime* runtime) {
-  runtimes()[static_cast<std::size_t>(kind)] = runtime;
+DeviceRuntime* register_device_runtime(Device::Kind kind, DeviceRuntime* runtime) {
+  return std::exchange(runtimes()[static_cast<std::size_t>(kind)], runtime);
 }
 
 bool device_available(Device device) {

@@ -45,7 +45,8 @@ class DeviceRuntime {
   virtual void destroy_stream(int /*index*/, void* /*stream*/) {}
 };
 
-void register_device_runtime(Device::Kind kind, DeviceRuntime* runtime);
+// Returns the runtime it replaces (null if none), so a test can plug in a fake and put it back.
+DeviceRuntime* register_device_runtime(Device::Kind kind, DeviceRuntime* runtime);
 // The runtime for `device`; throws NotFound ("no CUDA device available") when there is none.
 DeviceRuntime& device_runtime(Device device);
 bool device_available(Device device);

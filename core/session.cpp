@@ -15,6 +15,16 @@ struct Session::Plan {
     const KernelDef* kernel;
     std::vector<std::string> variable_names;
     std::vector<Output> release;  // outputs whose last reader is this step
+    // Device sessions only; false and empty on the CPU, where a Const's kernel hands out its
+    // attribute without a copy. A Const step yields its host attribute (no kernel, no copy);
+    // each device-memory input it feeds reads the session's device copy instead.
+    bool host_const = false;
+    struct ConstInput {
+      std::size_t input;
+      const Node* node;
+      const KernelDef* kernel;
+    };
+    std::vector<ConstInput> device_const_inputs;
   };
   std::vector<Step> steps;
   std::vector<int> nodes_needed;  // ids, for sizing value storage
@@ -90,6 +100,8 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
   // Node ids are already a topological order: a node's inputs exist before it is added.
   auto plan = std::make_unique<Plan>();
   std::map<Output, std::size_t> last_reader;
+  const bool on_device = !options_.device.is_cpu();
+  std::map<int, const KernelDef*> const_kernels;  // device sessions: the Const nodes planned so far
   for (int id = 0; id < g.num_nodes(); ++id) {
     if (!needed[static_cast<std::size_t>(id)]) continue;
     const Node& n = g.node(id);
@@ -99,7 +111,16 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
       const Node& producer = g.node(n.inputs[i].node);
       const bool names_variable = args[i]->is_ref || producer.def->outputs[static_cast<std::size_t>(n.inputs[i].index)].is_ref;
       step.variable_names.push_back(names_variable ? variable_name(producer) : std::string());
-      if (!feeds.count(n.inputs[i])) last_reader[n.inputs[i]] = plan->steps.size();
+      if (feeds.count(n.inputs[i])) continue;
+      last_reader[n.inputs[i]] = plan->steps.size();
+      auto konst = on_device ? const_kernels.find(producer.id) : const_kernels.end();
+      if (konst != const_kernels.end() && !args[i]->host_memory) {
+        step.device_const_inputs.push_back({i, &producer, konst->second});
+      }
+    }
+    if (on_device && n.op() == "Const") {
+      step.host_const = true;
+      const_kernels.emplace(id, step.kernel);
     }
     if (n.def->outputs.size() == 1 && n.def->outputs[0].is_ref) step.variable_names.push_back(variable_name(n));
     plan->steps.push_back(std::move(step));
@@ -146,9 +167,15 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
   };
   for (const auto& step : plan.steps) {
     const Node& n = *step.node;
+    if (step.host_const) {
+      values[n.id] = {get_attr<Tensor>(n.attrs, "value")};
+      ++stats_.nodes_run;
+      continue;
+    }
     std::vector<Tensor> inputs;
     inputs.reserve(n.inputs.size());
     for (const auto& in : n.inputs) inputs.push_back(value_of(in));
+    for (const auto& c : step.device_const_inputs) inputs[c.input] = device_const(*c.node, *c.kernel);
     KernelCall call{n.def, &n.attrs, n.name, &n.output_dtypes, step.kernel, options_.device, &variables_,
                     step.variable_names, stream_};
     try {
@@ -167,8 +194,26 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
   return results;
 }
 
+// The Const's own kernel makes the device copy, once per session: a backend keeps its say in how
+// a constant lands on its device.
+const Tensor& Session::device_const(const Node& node, const KernelDef& kernel) {
+  auto it = device_consts_.find(node.id);
+  if (it != device_consts_.end()) return it->second;
+  KernelCall call{node.def, &node.attrs, node.name, &node.output_dtypes, &kernel, options_.device, &variables_, {},
+                  stream_};
+  Tensor value;
+  try {
+    value = std::move(execute_kernel(call, {}).front());
+  } catch (const Error& e) {
+    throw Error(e.code(), with_node_name(e.what(), node.name));
+  }
+  ++stats_.const_uploads;
+  return device_consts_.emplace(node.id, std::move(value)).first->second;
+}
+
 std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>& fetches,
                                  const std::vector<const Node*>& targets) {
+  const std::int64_t copies_before = transfer_stats().host_to_device_copies;  // the feeds' count too
   FeedMap placed;
   for (const auto& [out, value] : feeds) {
     if (out.graph != graph_) invalid_argument("Session::run: feed is not an output of the session's graph");
@@ -192,6 +237,7 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
   else default_arena().execute(body);
   if (!options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
   stats_.peak_bytes_in_use = host_allocator().stats().peak_bytes_in_use;
+  stats_.host_to_device_copies = transfer_stats().host_to_device_copies - copies_before;
   return results;
 }
 

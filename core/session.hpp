@@ -14,6 +14,8 @@
 
 namespace dagrad {
 
+struct KernelDef;
+
 struct SessionOptions {
   Device device = Device::cpu();
   int threads = 0;       // 0: the default arena (all cores unless set_num_threads says otherwise)
@@ -25,6 +27,10 @@ using FeedMap = std::map<Output, Tensor>;
 struct RunStats {
   int nodes_run = 0;
   std::int64_t peak_bytes_in_use = 0;  // host allocator peak during the run
+  // Host -> device copies made while the run lasted (transfer_stats(), so process-wide), and of
+  // them the Const values this session copied to its device: only on a Const's first use.
+  std::int64_t host_to_device_copies = 0;
+  std::int64_t const_uploads = 0;
 };
 
 // The compiled schedule, exposed for tests and tools.
@@ -58,6 +64,7 @@ class Session {
   std::unique_ptr<Plan> compile(const FeedMap& feeds, const std::vector<Output>& fetches,
                                 const std::vector<const Node*>& targets) const;
   std::vector<Tensor> execute(const Plan& plan, const FeedMap& feeds, const std::vector<Output>& fetches);
+  const Tensor& device_const(const Node& node, const KernelDef& kernel);
 
   const Graph* graph_;
   SessionOptions options_;
@@ -66,6 +73,9 @@ class Session {
   std::unique_ptr<tbb::task_arena> arena_;
   RunStats stats_;
   void* stream_ = nullptr;  // the device runtime's queue for this session (CUDA), else null
+  // Device sessions: each Const node's value on the device (by node id), copied on first use.
+  // A Const never changes, so a training step copies only its feeds and fetches.
+  std::map<int, Tensor> device_consts_;
 };
 
 }  // namespace dagrad

@@ -2,6 +2,7 @@
 #include "dagrad/core/tensor.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <sstream>
 
@@ -69,10 +70,25 @@ std::vector<std::int64_t> Tensor::to_int64_vector() const {
   return values;
 }
 
+namespace {
+
+std::atomic<std::int64_t> host_to_device_copies{0};
+std::atomic<std::int64_t> host_to_device_bytes{0};
+
+}  // namespace
+
+TransferStats transfer_stats() {
+  return {host_to_device_copies.load(std::memory_order_relaxed), host_to_device_bytes.load(std::memory_order_relaxed)};
+}
+
 Tensor Tensor::to(Device target) const {
   if (!defined()) invalid_argument("Tensor::to: undefined tensor");
   Tensor copy = empty(dtype_, shape_, target);
   if (nbytes() == 0) return copy;
+  if (device().is_cpu() && !target.is_cpu()) {
+    host_to_device_copies.fetch_add(1, std::memory_order_relaxed);
+    host_to_device_bytes.fetch_add(static_cast<std::int64_t>(nbytes()), std::memory_order_relaxed);
+  }
   // The runtime of the non-host side moves the bytes.
   DeviceRuntime& runtime = device_runtime(target.is_cpu() ? device() : target);
   runtime.copy(copy.raw_data(), target, raw_data(), device(), nbytes());

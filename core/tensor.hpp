@@ -86,6 +86,14 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
 
+// Process-wide count of the copies Tensor::to makes from the host onto a device, the one road by
+// which host values reach a device (feeds, constants, host-memory outputs read on the device).
+struct TransferStats {
+  std::int64_t host_to_device_copies = 0;
+  std::int64_t host_to_device_bytes = 0;
+};
+TransferStats transfer_stats();
+
 template <class T>
 Tensor Tensor::from_values(const Shape& shape, std::span<const T> values) {
   Tensor tensor = empty(dtype_of<T>, shape);
