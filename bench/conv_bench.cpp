@@ -4,8 +4,10 @@
 //                     [--set issue|depthwise] [--threads 1,2] [--repeat N]
 // --layout nchw runs both libraries on NCHW activations (filters stay HWIO); --set depthwise
 // runs MobileNet-style depthwise layers (groups = C, filter [k, k, 1, K]) instead of the issue's.
-// Prints one table row per shape and thread count: the fastest of `repeat` alternating runs of each, GFLOP/s, ratio
-// (oneDNN time / dagrad time: > 1 means dagrad is faster), then the geometric mean of the ratios.
+// Prints the float32 FMA peak of one core measured at the start, then one table row per shape and
+// thread count: the fastest of `repeat` alternating runs of each, GFLOP/s, ratio (oneDNN time /
+// dagrad time: > 1 means dagrad is faster), dagrad's fraction of that peak, and for bfloat16 its
+// speed-up over dagrad's float32 on the same shape; then the geometric means of the ratios.
 #include <omp.h>
 
 #include <algorithm>
@@ -26,6 +28,7 @@
 
 #include "dagrad/dagrad.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
+#include "fma_peak.hpp"
 
 namespace {
 
@@ -39,36 +42,34 @@ struct Case {
 };
 
 // (N, H=W, C, K, kernel, stride, padding, dilation) from the issue.
-const Case kCases[] = {{32, 28, 1, 32, 3, 1, "SAME", 1},    {32, 14, 32, 64, 3, 1, "SAME", 1},
-                       {16, 56, 64, 64, 3, 1, "SAME", 1},   {16, 28, 128, 128, 3, 1, "SAME", 1},
-                       {16, 14, 256, 256, 3, 1, "SAME", 1}, {16, 56, 64, 256, 1, 1, "VALID", 1},
-                       {16, 56, 128, 128, 3, 2, "SAME", 1}, {8, 224, 3, 64, 7, 2, "SAME", 1},
-                       {16, 28, 64, 64, 3, 1, "SAME", 2}};
+const Case kCases[] = {
+    {32, 28, 1, 32, 3, 1, "SAME", 1},    {32, 14, 32, 64, 3, 1, "SAME", 1},   {16, 56, 64, 64, 3, 1, "SAME", 1},
+    {16, 28, 128, 128, 3, 1, "SAME", 1}, {16, 14, 256, 256, 3, 1, "SAME", 1}, {16, 56, 64, 256, 1, 1, "VALID", 1},
+    {16, 56, 128, 128, 3, 2, "SAME", 1}, {8, 224, 3, 64, 7, 2, "SAME", 1},    {16, 28, 64, 64, 3, 1, "SAME", 2}};
 // Depthwise layers of MobileNet-like networks: (N, H=W, C, K = C x multiplier, kernel, stride, ...).
 const Case kDepthwiseCases[] = {{16, 112, 32, 32, 3, 1, "SAME", 1, 32},   {16, 56, 64, 64, 3, 1, "SAME", 1, 64},
                                 {16, 56, 128, 128, 3, 2, "SAME", 1, 128}, {16, 28, 256, 256, 3, 1, "SAME", 1, 256},
                                 {16, 14, 512, 512, 3, 1, "SAME", 1, 512}, {16, 28, 64, 128, 5, 1, "SAME", 1, 64}};
 
-// Times the two calls alternately, `repeat` times each (more for short calls: at least about
-// kMinSideMs of runs per side), and keeps each one's fastest run: on a shared, noisy machine the
-// minimum is the steadiest estimate of the uncontended cost, and alternating exposes both sides
+// Times the calls alternately, `repeat` times each (more for short calls: at least about
+// kMinSideMs of runs per call), and keeps each one's fastest run: on a shared, noisy machine the
+// minimum is the steadiest estimate of the uncontended cost, and alternating exposes every call
 // to the same background load.
 constexpr double kMinSideMs = 300;
-std::pair<double, double> paired_min_ms(const std::function<void()>& a, const std::function<void()>& b, int repeat) {
+std::vector<double> alternating_min_ms(const std::vector<std::function<void()>>& calls, int repeat) {
   auto time_ms = [](const std::function<void()>& body) {
     const auto t0 = std::chrono::steady_clock::now();
     body();
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
   // Warm-up (first touches, primitive caches), which also sizes the run count.
-  const double first = std::max(time_ms(a), time_ms(b));
+  double first = 0;
+  for (const auto& call : calls) first = std::max(first, time_ms(call));
   repeat = std::max(repeat, static_cast<int>(std::min(1000.0, kMinSideMs / std::max(first, 1e-3))));
-  double best_a = 1e300, best_b = 1e300;
-  for (int i = 0; i < repeat; ++i) {
-    best_a = std::min(best_a, time_ms(a));
-    best_b = std::min(best_b, time_ms(b));
-  }
-  return {best_a, best_b};
+  std::vector<double> best(calls.size(), 1e300);
+  for (int i = 0; i < repeat; ++i)
+    for (std::size_t c = 0; c < calls.size(); ++c) best[c] = std::min(best[c], time_ms(calls[c]));
+  return best;
 }
 
 dagrad::Tensor random_tensor(std::vector<i64> dims, dagrad::DType dtype, unsigned seed) {
@@ -83,6 +84,7 @@ dagrad::Tensor random_tensor(std::vector<i64> dims, dagrad::DType dtype, unsigne
 
 struct Row {
   double dagrad_ms, onednn_ms, max_rel_diff, flops;
+  double dagrad_f32_ms;  // dagrad's float32 time on the same shape (0 when dtype is float32)
 };
 
 Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nchw, int repeat) {
@@ -93,7 +95,9 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nc
   attrs.stride_rows = attrs.stride_cols = cs.stride;
   attrs.dilation_rows = attrs.dilation_cols = cs.dilation;
   // Activation shapes and spatial attribute lists in the chosen layout.
-  auto act = [&](i64 n, i64 h, i64 w, i64 c) { return nchw ? std::vector<i64>{n, c, h, w} : std::vector<i64>{n, h, w, c}; };
+  auto act = [&](i64 n, i64 h, i64 w, i64 c) {
+    return nchw ? std::vector<i64>{n, c, h, w} : std::vector<i64>{n, h, w, c};
+  };
   auto spatial = [&](i64 v) { return nchw ? std::vector<i64>{1, 1, v, v} : std::vector<i64>{1, v, v, 1}; };
   const auto g = dagrad::ops::conv2d_geometry("bench", attrs, dagrad::Shape(act(cs.n, cs.hw, cs.hw, cs.c)),
                                               dagrad::Shape{cs.kernel, cs.kernel, cs.c / cs.groups, cs.k});
@@ -104,21 +108,24 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nc
                                   {"padding", std::string(cs.padding)},
                                   {"dilations", spatial(cs.dilation)},
                                   {"data_format", std::string(nchw ? "NCHW" : "NHWC")}};
+  const char* op_name = op == "filter" ? "Conv2DBackpropFilterV2" : op == "input" ? "Conv2DBackpropInputV2" : "Conv2D";
+  const std::vector<dagrad::Tensor> inputs = op == "forward" ? std::vector{x, f} : std::vector{x, f, dy};
   dagrad::Tensor ours;
-  std::function<void()> dagrad_call;
-  if (op == "filter") dagrad_call = [&] { ours = dagrad::run_op("Conv2DBackpropFilterV2", {x, f, dy}, dattrs)[0]; };
-  else if (op == "input") dagrad_call = [&] { ours = dagrad::run_op("Conv2DBackpropInputV2", {x, f, dy}, dattrs)[0]; };
-  else dagrad_call = [&] { ours = dagrad::run_op("Conv2D", {x, f}, dattrs)[0]; };
+  const std::function<void()> dagrad_call = [&] { ours = dagrad::run_op(op_name, inputs, dattrs)[0]; };
   dagrad_call();  // once here: `theirs` below takes the output's shape from `ours`
+  // The same op in float32, to show what the narrower dtype gains.
+  std::vector<dagrad::Tensor> inputs_f32;
+  for (const auto& t : inputs) inputs_f32.push_back(t.cast(dagrad::DType::Float32));
+  const std::function<void()> dagrad_f32_call = [&] { (void)dagrad::run_op(op_name, inputs_f32, dattrs); };
 
   engine eng(engine::kind::cpu, 0);
   stream strm(eng);
   const auto dt = dtype == dagrad::DType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
   const memory::dims src_dims = {g.batch, g.in_depth, g.in_rows, g.in_cols};
   // Grouped weights are (G, O/G, I/G, H, W) in oneDNN; dagrad's [H][W][I/G][G*O/G] is its hwigo.
-  const memory::dims wei_dims = g.groups == 1 ? memory::dims{g.out_depth, g.in_depth, g.filter_rows, g.filter_cols}
-                                              : memory::dims{g.groups, g.out_depth / g.groups, g.filter_in_depth,
-                                                             g.filter_rows, g.filter_cols};
+  const memory::dims wei_dims =
+      g.groups == 1 ? memory::dims{g.out_depth, g.in_depth, g.filter_rows, g.filter_cols}
+                    : memory::dims{g.groups, g.out_depth / g.groups, g.filter_in_depth, g.filter_rows, g.filter_cols};
   const memory::dims dst_dims = {g.batch, g.out_depth, g.out_rows, g.out_cols};
   const memory::dims strides = {g.stride_rows, g.stride_cols};
   const memory::dims dil = {g.dilation_rows - 1, g.dilation_cols - 1};  // oneDNN counts the gaps
@@ -148,13 +155,12 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nc
                                            pad_l, pad_r),
         eng, fwd_pd);
     memory src = staged(pd.src_desc(), src_u), ddst = staged(pd.diff_dst_desc(), dst_u),
-                 dwei = staged(pd.diff_weights_desc(), wei_u);
+           dwei = staged(pd.diff_weights_desc(), wei_u);
     const auto conv = convolution_backward_weights(pd);
     onednn_call = [=, &strm]() mutable {
       if (src != src_u) reorder(src_u, src).execute(strm, src_u, src);
       if (ddst != dst_u) reorder(dst_u, ddst).execute(strm, dst_u, ddst);
-      conv.execute(
-          strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, dwei}});
+      conv.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, dwei}});
       if (dwei != wei_u) reorder(dwei, wei_u).execute(strm, dwei, wei_u);
       strm.wait();
     };
@@ -164,7 +170,7 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nc
                                         pad_r),
         eng, fwd_pd);
     memory dsrc = staged(pd.diff_src_desc(), src_u), wei = staged(pd.weights_desc(), wei_u),
-                 ddst = staged(pd.diff_dst_desc(), dst_u);
+           ddst = staged(pd.diff_dst_desc(), dst_u);
     const auto conv = convolution_backward_data(pd);
     onednn_call = [=, &strm]() mutable {
       if (wei != wei_u) reorder(wei_u, wei).execute(strm, wei_u, wei);
@@ -175,7 +181,7 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nc
     };
   } else {
     memory src = staged(fwd_pd.src_desc(), src_u), wei = staged(fwd_pd.weights_desc(), wei_u),
-                 dst = staged(fwd_pd.dst_desc(), dst_u);
+           dst = staged(fwd_pd.dst_desc(), dst_u);
     const auto conv = convolution_forward(fwd_pd);
     onednn_call = [=, &strm]() mutable {
       if (src != src_u) reorder(src_u, src).execute(strm, src_u, src);
@@ -185,14 +191,16 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nc
       strm.wait();
     };
   }
-  const auto [dagrad_ms, onednn_ms] = paired_min_ms(dagrad_call, onednn_call, repeat);
+  std::vector<std::function<void()>> calls = {dagrad_call, onednn_call};
+  if (dtype != dagrad::DType::Float32) calls.push_back(dagrad_f32_call);
+  const std::vector<double> ms = alternating_min_ms(calls, repeat);
   // The two results must agree, or the timing compares different work.
   double worst = 0, scale = 0;
   for (i64 i = 0; i < ours.num_elements(); ++i) {
     worst = std::max(worst, std::abs(ours.value_as_double(i) - theirs.value_as_double(i)));
     scale = std::max(scale, std::abs(theirs.value_as_double(i)));
   }
-  return {dagrad_ms, onednn_ms, scale > 0 ? worst / scale : worst, g.flops()};
+  return {ms[0], ms[1], scale > 0 ? worst / scale : worst, g.flops(), ms.size() > 2 ? ms[2] : 0.0};
 }
 
 }  // namespace
@@ -209,15 +217,22 @@ int main(int argc, char** argv) {
   int repeat = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--op") op = value;
-    else if (flag == "--dtype") dtype_name = value;
-    else if (flag == "--threads") threads_list = value;
-    else if (flag == "--layout") layout = value;
-    else if (flag == "--set") set = value;
-    else if (flag == "--repeat") repeat = std::max(1, std::atoi(value.c_str()));
+    if (flag == "--op")
+      op = value;
+    else if (flag == "--dtype")
+      dtype_name = value;
+    else if (flag == "--threads")
+      threads_list = value;
+    else if (flag == "--layout")
+      layout = value;
+    else if (flag == "--set")
+      set = value;
+    else if (flag == "--repeat")
+      repeat = std::max(1, std::atoi(value.c_str()));
     else {
-      std::fprintf(stderr, "usage: dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] "
-                           "[--layout nhwc|nchw] [--set issue|depthwise] [--threads 1,2] [--repeat N]\n");
+      std::fprintf(stderr,
+                   "usage: dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] "
+                   "[--layout nhwc|nchw] [--set issue|depthwise] [--threads 1,2] [--repeat N]\n");
       return 2;
     }
   }
@@ -230,7 +245,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool nchw = layout == "nchw";
-  const std::span<const Case> cases = set == "issue" ? std::span<const Case>(kCases) : std::span<const Case>(kDepthwiseCases);
+  const std::span<const Case> cases =
+      set == "issue" ? std::span<const Case>(kCases) : std::span<const Case>(kDepthwiseCases);
   try {
     const dagrad::DType dtype = dagrad::parse_dtype(dtype_name);
     std::vector<int> threads;
@@ -239,27 +255,44 @@ int main(int argc, char** argv) {
       threads.push_back(std::atoi(threads_list.substr(pos, comma - pos).c_str()));
       pos = comma + 1;
     }
-    std::printf("op=%s dtype=%s layout=%s set=%s repeat=%d (min ms of alternating runs; ratio = oneDNN ms / dagrad ms)\n",
-                op.c_str(), dtype_name.c_str(), layout.c_str(), set.c_str(), repeat);
-    std::printf("%-34s %3s %10s %10s %9s %9s %7s %9s\n", "shape N,HW,C,K,k,s,pad,dil", "thr", "dagrad_ms", "onednn_ms",
-                "dagrad_GF", "onednn_GF", "ratio", "rel_diff");
+    if (dtype != dagrad::DType::Float32 && dtype != dagrad::DType::BFloat16) {
+      std::fprintf(stderr, "--dtype must be float or bfloat16 (the types both libraries run)\n");
+      return 2;
+    }
+    const bool narrow = dtype != dagrad::DType::Float32;
+    const double peak = dagrad_bench::measured_fma_peak_gflops();
+    std::printf(
+        "op=%s dtype=%s layout=%s set=%s repeat=%d (min ms of alternating runs; ratio = oneDNN ms / dagrad ms)\n",
+        op.c_str(), dtype_name.c_str(), layout.c_str(), set.c_str(), repeat);
+    std::printf(
+        "float32 FMA peak of one core, measured now: %.1f GFLOP/s (peak%% = dagrad GFLOP/s / (threads x this))\n",
+        peak);
+    if (narrow) std::printf("vs_f32 = dagrad float32 ms / dagrad %s ms on the same shape\n", dtype_name.c_str());
+    std::printf("%-34s %3s %10s %10s %9s %9s %7s %6s %9s%s\n", "shape N,HW,C,K,k,s,pad,dil", "thr", "dagrad_ms",
+                "onednn_ms", "dagrad_GF", "onednn_GF", "ratio", "peak%", "rel_diff", narrow ? "  vs_f32" : "");
     for (int t : threads) {
       dagrad::set_num_threads(t);
       omp_set_num_threads(t);
-      double log_sum = 0;
+      double log_sum = 0, log_f32 = 0;
       for (const Case& cs : cases) {
         const Row r = run_case(cs, op, dtype, nchw, repeat);
-        const double gf_flops = r.flops;
+        const double gflops = r.flops / (r.dagrad_ms * 1e6);
         char shape[64];
         std::snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)cs.n, (long long)cs.hw,
                       (long long)cs.c, (long long)cs.k, (long long)cs.kernel, (long long)cs.stride, cs.padding,
                       (long long)cs.dilation);
-        std::printf("%-34s %3d %10.3f %10.3f %9.1f %9.1f %7.2f %9.1e\n", shape, t, r.dagrad_ms, r.onednn_ms,
-                    gf_flops / (r.dagrad_ms * 1e6), gf_flops / (r.onednn_ms * 1e6), r.onednn_ms / r.dagrad_ms,
-                    r.max_rel_diff);
+        std::printf("%-34s %3d %10.3f %10.3f %9.1f %9.1f %7.2f %6.0f %9.1e", shape, t, r.dagrad_ms, r.onednn_ms, gflops,
+                    r.flops / (r.onednn_ms * 1e6), r.onednn_ms / r.dagrad_ms,
+                    peak > 0 ? 100 * gflops / (t * peak) : 0.0, r.max_rel_diff);
+        if (narrow) std::printf(" %7.2f", r.dagrad_f32_ms / r.dagrad_ms);
+        std::printf("\n");
         log_sum += std::log(r.onednn_ms / r.dagrad_ms);
+        if (narrow) log_f32 += std::log(r.dagrad_f32_ms / r.dagrad_ms);
       }
-      std::printf("geometric mean ratio at %d thread(s): %.3f\n", t, std::exp(log_sum / static_cast<double>(cases.size())));
+      const double count = static_cast<double>(cases.size());
+      std::printf("geometric mean ratio at %d thread(s): %.3f", t, std::exp(log_sum / count));
+      if (narrow) std::printf("; %s vs float32: %.3f", dtype_name.c_str(), std::exp(log_f32 / count));
+      std::printf("\n");
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

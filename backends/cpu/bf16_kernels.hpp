@@ -10,6 +10,8 @@ namespace dagrad::cpu {
 
 // Channel rows one pairs-kernel call holds in registers (x 4 vectors of 16 columns).
 inline constexpr int kBf16MaxRows = 6;
+// Rows one grid-kernel tile holds at most (tall tiles where few columns leave registers spare).
+inline constexpr int kBf16MaxGridRows = 12;
 
 struct Bf16Kernels {
   // out[q*ld + j] = {rows[2q][off + j], rows[2q+1][off + j]} for q < ceil(m/2), j < ld; columns
@@ -26,6 +28,12 @@ struct Bf16Kernels {
   void (*rows)(int mr, long long n, const std::uint16_t* const* a, long long a_off, const std::uint32_t* const* b,
                long long b_off, long long taps, long long len, long long ldb, std::uint16_t* const* out,
                long long out_off);
+  // The pair form of the float32 grid kernel (microkernels.hpp), for the strips filter gradient:
+  // d[r*ldd + j] += sum_{i<nrows} sum_{q<cols} dot2(x[i*rs + q*sx + off[r]], y[(i*cols + q)*ldy + j])
+  // for r < mr <= grid_max_rows(n), j < n; y rows readable up to n rounded up to 16.
+  void (*grid)(int mr, long long n, const std::uint32_t* x, const long long* off, long long sx, long long rs,
+               long long cols, long long nrows, const std::uint32_t* y, long long ldy, float* d, long long ldd);
+  int (*grid_max_rows)(long long n);
 };
 
 // The kernels when this CPU (and OS) runs AVX-512 BF16, else nullptr (checked once).

@@ -1,21 +1,27 @@
-// The float32 NHWC filter gradient for small-channel layers (the whole filter gradient is a few
-// register tiles tall: first layers with C = 1 or 3): df[r][k] = sum_p x_r[p] * dy[p][k].
+// The NHWC filter gradient for small-channel layers (the whole filter gradient is a few register
+// tiles tall: first layers with C = 1 or 3): df[r][k] = sum_p x_r[p] * dy[p][k].
 //
 // Each output row's window rows are copied, zero-padded, into a strip of filter_rows input rows
 // of padded width; on a strip every tap of every pixel is at a fixed offset from the pixel's
-// origin, so the grid micro-kernel walks a whole block of output rows with no per-pixel
-// bookkeeping, and its tiles hold up to kMaxGridRows (tap, channel) rows. Copying costs
-// KH * C floats per pixel against 2 * KH * KW * C * K flops. Workspace per task: one block of
-// strips (about kPixelBlock pixels), plus at most 16 partial filters summed in a fixed order.
-// half and bfloat16 are widened while strips and dy blocks are copied (no whole-tensor copies):
-// bitwise the float32 path on the widened tensors, rounded once.
+// origin, so a grid micro-kernel walks a whole block of output rows with no per-pixel
+// bookkeeping, and its tiles hold up to 12 (tap, channel) rows. Copying costs KH * C values per
+// pixel against 2 * KH * KW * C * K flops. Two forms of a block share the walk:
+//   float32 (FloatBlock): half and bfloat16 are widened while strips and dy blocks are copied (no
+//     whole-tensor copies), bitwise the float32 path on the widened tensors, rounded once;
+//   bfloat16 pairs (PairBlock), where the CPU has AVX-512 BF16: vdpbf16ps takes the pixels two at
+//     a time, so strips hold 32-bit words {x[j], x[j + stride * C]} (a pixel's value and its right
+//     neighbour's) and dy rows are packed in pixel pairs; twice the products per instruction.
+// Workspace per task: one block (about kPixelBlock pixels, 1 MiB of strips at most), plus at most
+// 16 float32 partial filters summed in a fixed order.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/bf16_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/convert.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
@@ -26,11 +32,13 @@ namespace {
 
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
+using u16 = std::uint16_t;
+using u32 = std::uint32_t;
 
 constexpr i64 kMaxStripRows = 160;             // filter gradient rows (KH * KW * C) this path takes at most
 constexpr i64 kPixelBlock = 128;               // pixels per block of strips: dy's block stays in L1
 constexpr i64 kFilterColumns = 64;             // df columns per micro-kernel call
-constexpr i64 kMaxBlockFloats = i64{1} << 18;  // strips per task: 1 MiB at most
+constexpr i64 kMaxBlockFloats = i64{1} << 18;  // strip values per task at most (1 MiB of float32)
 
 // The padded strip layout shared by the copy and the tile offsets.
 struct Strips {
@@ -44,11 +52,12 @@ Strips strips_of(const Conv2DGeometry& g) {
   return {width, width * g.in_depth, g.filter_rows * width * g.in_depth};
 }
 
-// float32 copies of `count` values (widened where T is half or bfloat16).
-template <class T>
-void copy_as_float(const T* in, i64 count, float* out) {
-  if constexpr (std::is_same_v<T, float>) {
-    std::memcpy(out, in, static_cast<std::size_t>(count) * sizeof(float));
+// `count` values of `in` as Out: float32 (widened where T is half or bfloat16) or raw bfloat16 bits.
+template <class T, class Out>
+void copy_values(const T* in, i64 count, Out* out) {
+  if constexpr (std::is_same_v<T, Out> || std::is_same_v<Out, u16>) {
+    static_assert(sizeof(T) == sizeof(Out));
+    std::memcpy(out, in, static_cast<std::size_t>(count) * sizeof(Out));
   } else if constexpr (std::is_same_v<T, bfloat16>) {  // a shift: inline beats a call for short rows
     for (i64 i = 0; i < count; ++i) out[i] = static_cast<float>(in[i]);
   } else {
@@ -57,38 +66,111 @@ void copy_as_float(const T* in, i64 count, float* out) {
 }
 
 // Copies the window rows of output row (n, oh) into `out`, zeros where they fall in the padding.
-template <class T>
-void fill_strip(const Conv2DGeometry& g, const Strips& st, const T* x, i64 n, i64 oh, float* out) {
+template <class T, class Out>
+void fill_strip(const Conv2DGeometry& g, const Strips& st, const T* x, i64 n, i64 oh, Out* out) {
   const i64 C = g.in_depth;
   const i64 first = std::min(g.pad_left, st.width);                            // padded columns on the left
   const i64 copied = std::max<i64>(0, std::min(g.in_cols, st.width - first));  // real input columns
   for (i64 kh = 0; kh < g.filter_rows; ++kh, out += st.row_floats) {
     const i64 ih = oh * g.stride_rows - g.pad_top + kh * g.dilation_rows;
     if (ih < 0 || ih >= g.in_rows) {
-      std::fill_n(out, st.row_floats, 0.0f);
+      std::fill_n(out, st.row_floats, Out{});
       continue;
     }
-    std::fill_n(out, first * C, 0.0f);
-    copy_as_float(x + ((n * g.in_rows + ih) * g.in_cols) * C, copied * C, out + first * C);
-    std::fill(out + (first + copied) * C, out + st.row_floats, 0.0f);
+    std::fill_n(out, first * C, Out{});
+    copy_values(x + ((n * g.in_rows + ih) * g.in_cols) * C, copied * C, out + first * C);
+    std::fill(out + (first + copied) * C, out + st.row_floats, Out{});
   }
 }
 
-}  // namespace
-
-bool conv2d_filter_strips_apply(const Conv2DGeometry& g) {
-  if (g.data_format != ops::DataFormat::NHWC || g.groups != 1 || g.out_cols <= 0 || g.out_rows <= 0) return false;
-  if (g.filter_rows * g.filter_cols * g.in_depth > kMaxStripRows) return false;
-  // Huge strides or paddings make strips wide and mostly zeros: the segment path skips those.
-  using i128 = __int128;
-  const i128 width = i128{g.out_cols - 1} * g.stride_cols + i128{g.filter_cols - 1} * g.dilation_cols + 1;
-  return width * g.in_depth * g.filter_rows <= kMaxBlockFloats &&
-         width <= 2 * (g.in_cols + g.filter_cols * g.dilation_cols);
+template <class T>
+void fill_strips(const Conv2DGeometry& g, const Strips& st, const T* x, i64 q, i64 nq, auto* out) {
+  for (i64 i = 0; i < nq; ++i) fill_strip(g, st, x, (q + i) / g.out_rows, (q + i) % g.out_rows, out + i * st.floats);
 }
 
+// A block of output rows as float32 strips and dy rows, for the float32 grid kernel.
 template <class T>
-void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const T* x, const T* dy, T* df) {
-  const MicroKernels& mk = micro_kernels();
+class FloatBlock {
+ public:
+  FloatBlock(const Conv2DGeometry& g, const Strips& st, i64 block_rows)
+      : g_(g), st_(st), mk_(micro_kernels()), strips_(static_cast<std::size_t>(block_rows * st.floats)) {
+    if constexpr (!std::is_same_v<T, float>)
+      dy_.resize(static_cast<std::size_t>(block_rows * g.out_cols * g.out_depth));
+  }
+  static int max_rows(i64 columns) { return micro_kernels().grid_max_rows(columns); }
+
+  // Output rows [q, q + nq) of all images in turn (the block's dy rows are contiguous in NHWC).
+  void load(const T* x, const T* dy, i64 q, i64 nq) {
+    fill_strips(g_, st_, x, q, nq, strips_.data());
+    const T* rows = dy + q * g_.out_cols * g_.out_depth;
+    if constexpr (std::is_same_v<T, float>)
+      y_ = rows;
+    else
+      convert_to_float(rows, dy_.data(), nq * g_.out_cols * g_.out_depth), y_ = dy_.data();
+  }
+  // d[r][c0 + 0:n] += the block's products for df rows at offsets off[0:mr].
+  void accumulate(int mr, i64 c0, i64 n, const long long* off, i64 nq, float* d) const {
+    const i64 K = g_.out_depth;
+    mk_.grid(mr, n, strips_.data(), off, g_.stride_cols * g_.in_depth, st_.floats, g_.out_cols, nq, y_ + c0, K, d, K);
+  }
+
+ private:
+  const Conv2DGeometry& g_;
+  const Strips& st_;
+  const MicroKernels& mk_;
+  std::vector<float> strips_, dy_;
+  const float* y_ = nullptr;
+};
+
+// A block as bfloat16 pair words: strip word j = {s[j], s[j + sx]} (sx = stride * C, the next
+// pixel's value of the same tap), so pixel pair (2q, 2q + 1) reads one word at pixel 2q's offset;
+// dy rows packed in pixel pairs (an odd row's last pixel paired with zeros).
+class PairBlock {
+ public:
+  PairBlock(const Conv2DGeometry& g, const Strips& st, i64 block_rows)
+      : g_(g),
+        st_(st),
+        bk_(*bf16_kernels()),
+        sx_(g.stride_cols * g.in_depth),
+        pairs_((g.out_cols + 1) / 2),
+        ldy_((g.out_depth + 15) / 16 * 16),
+        bits_(static_cast<std::size_t>(block_rows * st.floats + sx_)),
+        words_(static_cast<std::size_t>(block_rows * st.floats)),
+        dy_(static_cast<std::size_t>(block_rows * pairs_ * ldy_)),
+        pixels_(static_cast<std::size_t>(g.out_cols)) {}
+  static int max_rows(i64 columns) { return bf16_kernels()->grid_max_rows(columns); }
+
+  void load(const bfloat16* x, const bfloat16* dy, i64 q, i64 nq) {
+    fill_strips(g_, st_, x, q, nq, bits_.data());
+    const i64 n = nq * st_.floats;
+    // The partner of a phantom last pixel reads up to sx values past the block: zeros (times its zero dy).
+    u16* bits = bits_.data();
+    u32* words = words_.data();
+    std::fill_n(bits + n, sx_, u16{0});
+    for (i64 j = 0; j < n; ++j) words[j] = bits[j] | static_cast<u32>(bits[j + sx_]) << 16;
+    const u16* rows = reinterpret_cast<const u16*>(dy) + q * g_.out_cols * g_.out_depth;
+    for (i64 i = 0; i < nq; ++i) {
+      for (i64 j = 0; j < g_.out_cols; ++j) pixels_.data()[j] = rows + (i * g_.out_cols + j) * g_.out_depth;
+      bk_.pack_pairs(pixels_.data(), 0, g_.out_cols, g_.out_depth, dy_.data() + i * pairs_ * ldy_, ldy_);
+    }
+  }
+  void accumulate(int mr, i64 c0, i64 n, const long long* off, i64 nq, float* d) const {
+    bk_.grid(mr, n, words_.data(), off, 2 * sx_, st_.floats, pairs_, nq, dy_.data() + c0, ldy_, d, g_.out_depth);
+  }
+
+ private:
+  const Conv2DGeometry& g_;
+  const Strips& st_;
+  const Bf16Kernels& bk_;
+  i64 sx_, pairs_, ldy_;
+  std::vector<u16> bits_;
+  std::vector<u32> words_, dy_;
+  std::vector<const u16*> pixels_;
+};
+
+// The walk both forms share: fixed chunks of output rows, blocks of strips, tiles of df rows.
+template <class Block, class T>
+void strips_filter_gradient(const Conv2DGeometry& g, const T* x, const T* dy, T* df) {
   const i64 C = g.in_depth, K = g.out_depth, OW = g.out_cols;
   const i64 rows = g.filter_rows * g.filter_cols * C, fsize = rows * K;
   const Strips st = strips_of(g);
@@ -108,31 +190,42 @@ void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const T* x, const T*
   tbb::parallel_for(i64{0}, chunks, [&](i64 chunk) {
     float* d = partial.chunk(chunk);
     std::fill_n(d, fsize, 0.0f);
-    std::vector<float> strips(static_cast<std::size_t>(block_rows * st.floats));
-    std::vector<float> dy_block(std::is_same_v<T, float> ? 0 : static_cast<std::size_t>(block_rows * OW * K));
+    Block block(g, st, block_rows);
     const i64 q_end = pixel_rows * (chunk + 1) / chunks;
     for (i64 q = pixel_rows * chunk / chunks; q < q_end; q += block_rows) {
       const i64 nq = std::min(block_rows, q_end - q);
-      for (i64 i = 0; i < nq; ++i)
-        fill_strip(g, st, x, (q + i) / g.out_rows, (q + i) % g.out_rows, strips.data() + i * st.floats);
-      const T* dy_rows = dy + q * OW * K;  // the block's dy rows are contiguous in NHWC
-      const float* y = nullptr;
-      if constexpr (std::is_same_v<T, float>)
-        y = dy_rows;
-      else
-        convert_to_float(dy_rows, dy_block.data(), nq * OW * K), y = dy_block.data();
+      block.load(x, dy, q, nq);
       for (i64 c0 = 0; c0 < K; c0 += kFilterColumns) {
         const i64 cn = std::min(kFilterColumns, K - c0);
-        const i64 cap = mk.grid_max_rows(cn), tiles = (rows + cap - 1) / cap;
+        const i64 cap = Block::max_rows(cn), tiles = (rows + cap - 1) / cap;
         for (i64 tile = 0; tile < tiles; ++tile) {  // tiles of nearly equal height
           const i64 a = rows * tile / tiles, b = rows * (tile + 1) / tiles;
-          mk.grid(static_cast<int>(b - a), cn, strips.data(), offset.data() + a, g.stride_cols * C, st.floats, OW, nq,
-                  y + c0, K, d + a * K + c0, K);
+          block.accumulate(static_cast<int>(b - a), c0, cn, offset.data() + a, nq, d + a * K + c0);
         }
       }
     }
   });
   partial.sum_to(df);
+}
+
+}  // namespace
+
+bool conv2d_filter_strips_apply(const Conv2DGeometry& g) {
+  if (g.data_format != ops::DataFormat::NHWC || g.groups != 1 || g.out_cols <= 0 || g.out_rows <= 0) return false;
+  if (g.filter_rows * g.filter_cols * g.in_depth > kMaxStripRows) return false;
+  // Huge strides or paddings make strips wide and mostly zeros: the segment path skips those.
+  using i128 = __int128;
+  const i128 width = i128{g.out_cols - 1} * g.stride_cols + i128{g.filter_cols - 1} * g.dilation_cols + 1;
+  return width * g.in_depth * g.filter_rows <= kMaxBlockFloats &&
+         width <= 2 * (g.in_cols + g.filter_cols * g.dilation_cols);
+}
+
+template <class T>
+void conv2d_backprop_filter_strips(const Conv2DGeometry& g, const T* x, const T* dy, T* df) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    if (bf16_kernels()) return strips_filter_gradient<PairBlock>(g, x, dy, df);
+  }
+  strips_filter_gradient<FloatBlock<T>>(g, x, dy, df);
 }
 
 template void conv2d_backprop_filter_strips<float>(const Conv2DGeometry&, const float*, const float*, float*);

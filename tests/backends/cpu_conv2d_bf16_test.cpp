@@ -44,8 +44,9 @@ Case random_case(std::mt19937& rng, bool big) {
     const i64 c = big ? pick(40, 110) : pick(1, 20), k = big ? pick(50, 140) : pick(1, 40);
     const i64 n = pick(1, 3), h = big ? pick(6, 14) : pick(1, 9), w = big ? pick(6, 14) : pick(1, 9);
     try {
-      const auto g = ops::conv2d_geometry("Conv2DBackpropFilterV2", ops::parse_conv2d_attrs("Conv2DBackpropFilterV2", attrs),
-                                          Shape{n, h, w, c}, Shape{pick(1, 3), pick(1, 3), c, k});
+      const auto g =
+          ops::conv2d_geometry("Conv2DBackpropFilterV2", ops::parse_conv2d_attrs("Conv2DBackpropFilterV2", attrs),
+                               Shape{n, h, w, c}, Shape{pick(1, 3), pick(1, 3), c, k});
       return {g, attrs};
     } catch (const Error&) {
       continue;  // e.g. VALID with a window larger than the input
@@ -73,9 +74,12 @@ Tensor as_f64(const std::vector<bfloat16>& v, const Shape& shape, bool magnitude
 
 Shape input_shape(const ops::Conv2DGeometry& g) { return Shape{g.batch, g.in_rows, g.in_cols, g.in_depth}; }
 Shape output_shape(const ops::Conv2DGeometry& g) { return Shape{g.batch, g.out_rows, g.out_cols, g.out_depth}; }
-Shape filter_shape(const ops::Conv2DGeometry& g) { return Shape{g.filter_rows, g.filter_cols, g.in_depth, g.out_depth}; }
+Shape filter_shape(const ops::Conv2DGeometry& g) {
+  return Shape{g.filter_rows, g.filter_cols, g.in_depth, g.out_depth};
+}
 
-enum class Op { Forward, BackpropInput, BackpropFilter };
+// FilterStrips: the filter gradient of small-channel layers (conv2d_backprop_filter_strips).
+enum class Op { Forward, BackpropInput, BackpropFilter, FilterStrips };
 
 // The op's two bfloat16 operands: (x, f), (f, dy) or (x, dy).
 std::pair<Shape, Shape> operand_shapes(Op op, const ops::Conv2DGeometry& g) {
@@ -88,21 +92,29 @@ std::vector<bfloat16> native(Op op, const ops::Conv2DGeometry& g, const std::vec
                              const std::vector<bfloat16>& b) {
   const Shape out = op == Op::Forward ? output_shape(g) : op == Op::BackpropInput ? input_shape(g) : filter_shape(g);
   std::vector<bfloat16> result(static_cast<std::size_t>(out.num_elements()), bfloat16(-7.0f));  // must be overwritten
-  if (op == Op::Forward) cpu::conv2d_forward_bf16(g, a.data(), b.data(), result.data());
-  else if (op == Op::BackpropInput) cpu::conv2d_backprop_input_bf16(g, a.data(), b.data(), result.data());
-  else cpu::conv2d_backprop_filter_bf16(g, a.data(), b.data(), result.data());
+  if (op == Op::Forward)
+    cpu::conv2d_forward_bf16(g, a.data(), b.data(), result.data());
+  else if (op == Op::BackpropInput)
+    cpu::conv2d_backprop_input_bf16(g, a.data(), b.data(), result.data());
+  else if (op == Op::BackpropFilter)
+    cpu::conv2d_backprop_filter_bf16(g, a.data(), b.data(), result.data());
+  else
+    cpu::conv2d_backprop_filter_strips<bfloat16>(g, a.data(), b.data(), result.data());
   return result;
 }
 
 // The float64 reference kernel on the operands (or their magnitudes).
-Tensor reference(Op op, const Case& cs, const std::vector<bfloat16>& a, const std::vector<bfloat16>& b, bool magnitude) {
+Tensor reference(Op op, const Case& cs, const std::vector<bfloat16>& a, const std::vector<bfloat16>& b,
+                 bool magnitude) {
   const auto [sa, sb] = operand_shapes(op, cs.g);
   const Tensor ta = as_f64(a, sa, magnitude), tb = as_f64(b, sb, magnitude);
   const EagerOptions ref{.backend = "reference"};
   if (op == Op::Forward) return run_op("Conv2D", {ta, tb}, cs.attrs, ref)[0];
   if (op == Op::BackpropInput)
-    return run_op("Conv2DBackpropInputV2", {Tensor::zeros(DType::Float64, input_shape(cs.g)), ta, tb}, cs.attrs, ref)[0];
-  return run_op("Conv2DBackpropFilterV2", {ta, Tensor::zeros(DType::Float64, filter_shape(cs.g)), tb}, cs.attrs, ref)[0];
+    return run_op("Conv2DBackpropInputV2", {Tensor::zeros(DType::Float64, input_shape(cs.g)), ta, tb}, cs.attrs,
+                  ref)[0];
+  return run_op("Conv2DBackpropFilterV2", {ta, Tensor::zeros(DType::Float64, filter_shape(cs.g)), tb}, cs.attrs,
+                ref)[0];
 }
 
 void check_case(Op op, const Case& cs, std::mt19937& rng) {
@@ -117,7 +129,7 @@ void check_case(Op op, const Case& cs, std::mt19937& rng) {
   // n * 2^-24 * mag of the exact sum (n = the terms per output, plus up to 16 chunk partials for
   // the filter gradient), and the one rounding to bfloat16 (8 significand bits, nearest even)
   // adds at most 2^-8 of the float32 sum.
-  const i64 terms = op == Op::Forward ? g.filter_rows * g.filter_cols * g.in_depth
+  const i64 terms = op == Op::Forward         ? g.filter_rows * g.filter_cols * g.in_depth
                     : op == Op::BackpropInput ? g.filter_rows * g.filter_cols * g.out_depth
                                               : g.batch * g.out_rows * g.out_cols + 16;
   double worst_ratio = 0, largest = 0, largest_mag = 0;
@@ -128,8 +140,10 @@ void check_case(Op op, const Case& cs, std::mt19937& rng) {
     const double err = std::abs(static_cast<double>(static_cast<float>(got[static_cast<std::size_t>(i)])) - w);
     largest = std::max(largest, std::abs(w));
     largest_mag = std::max(largest_mag, m);
-    if (bound > 0) worst_ratio = std::max(worst_ratio, err / bound);
-    else REQUIRE(err == 0);  // no products at all (all padding): exactly zero
+    if (bound > 0)
+      worst_ratio = std::max(worst_ratio, err / bound);
+    else
+      REQUIRE(err == 0);  // no products at all (all padding): exactly zero
   }
   INFO("op " << static_cast<int>(op) << " N" << g.batch << " H" << g.in_rows << " W" << g.in_cols << " C" << g.in_depth
              << " K" << g.out_depth << " k" << g.filter_rows << "x" << g.filter_cols << " s" << g.stride_rows << ","
@@ -157,13 +171,49 @@ TEST_CASE("cpu bf16 native conv kernels match the float64 reference on a random 
   }
 }
 
+TEST_CASE("cpu bf16 strips filter gradient (pixel pairs) matches the float64 reference", "[cpu][conv]") {
+  if (skip_without_bf16()) return;
+  std::mt19937 rng(29);
+  // Small random cases (odd and even output widths, so lone last pixels of a row) ...
+  int checked = 0;
+  while (checked < 40) {
+    const Case cs = random_case(rng, false);
+    if (!cpu::conv2d_filter_strips_apply(cs.g)) continue;
+    check_case(Op::FilterStrips, cs, rng);
+    ++checked;
+  }
+  // ... and first layers: C = 1 and 3, K across one and two 64-column groups, 7x7 stride 2.
+  for (const auto& [hw, c, k, kernel, stride] :
+       std::vector<std::array<i64, 5>>{{28, 1, 32, 3, 1}, {15, 3, 70, 7, 2}, {9, 2, 17, 5, 1}}) {
+    const AttrMap attrs = {{"strides", std::vector<i64>{1, stride, stride, 1}},
+                           {"padding", std::string("SAME")},
+                           {"dilations", std::vector<i64>{1, 1, 1, 1}},
+                           {"data_format", std::string("NHWC")},
+                           {"explicit_paddings", std::vector<i64>{}}};
+    const auto g =
+        ops::conv2d_geometry("Conv2DBackpropFilterV2", ops::parse_conv2d_attrs("Conv2DBackpropFilterV2", attrs),
+                             Shape{3, hw, hw, c}, Shape{kernel, kernel, c, k});
+    REQUIRE(cpu::conv2d_filter_strips_apply(g));
+    check_case(Op::FilterStrips, {g, attrs}, rng);
+    const auto x = random_bf16(rng, input_shape(g).num_elements()),
+               dy = random_bf16(rng, output_shape(g).num_elements());
+    std::vector<bfloat16> one, three;
+    tbb::task_arena(1).execute([&] { one = native(Op::FilterStrips, g, x, dy); });
+    tbb::task_arena(3).execute([&] { three = native(Op::FilterStrips, g, x, dy); });
+    REQUIRE(std::memcmp(one.data(), three.data(), one.size() * sizeof(bfloat16)) == 0);
+  }
+}
+
 TEST_CASE("cpu bf16 native conv kernels handle 1x1 filters and single pixels", "[cpu][conv]") {
   if (skip_without_bf16()) return;
   std::mt19937 rng(11);
   // One output pixel (a lone pair partner), odd channel and filter counts, a 1x1 VALID case.
-  for (const auto& [n, hw, c, k, kernel] : std::vector<std::array<i64, 5>>{{1, 1, 7, 17, 1}, {1, 3, 5, 3, 3}, {3, 5, 49, 65, 1}}) {
-    const AttrMap attrs = {{"strides", std::vector<i64>{1, 1, 1, 1}}, {"padding", std::string("VALID")},
-                           {"dilations", std::vector<i64>{1, 1, 1, 1}}, {"data_format", std::string("NHWC")},
+  for (const auto& [n, hw, c, k, kernel] :
+       std::vector<std::array<i64, 5>>{{1, 1, 7, 17, 1}, {1, 3, 5, 3, 3}, {3, 5, 49, 65, 1}}) {
+    const AttrMap attrs = {{"strides", std::vector<i64>{1, 1, 1, 1}},
+                           {"padding", std::string("VALID")},
+                           {"dilations", std::vector<i64>{1, 1, 1, 1}},
+                           {"data_format", std::string("NHWC")},
                            {"explicit_paddings", std::vector<i64>{}}};
     const auto g = ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", attrs), Shape{n, hw, hw, c},
                                         Shape{kernel, kernel, c, k});
@@ -184,8 +234,10 @@ TEST_CASE("cpu bf16 native conv kernels give the same bits for 1, 2 and 3 thread
         tbb::task_arena arena(threads);
         std::vector<bfloat16> got;
         arena.execute([&] { got = native(op, cs.g, a, b); });
-        if (threads == 1) first = got;
-        else REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(bfloat16)) == 0);
+        if (threads == 1)
+          first = got;
+        else
+          REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(bfloat16)) == 0);
       }
     }
   }
@@ -202,9 +254,12 @@ TEST_CASE("cpu conv dispatch sends NHWC bf16 convs to the native path", "[cpu][c
     const auto a = random_bf16(rng, sa.num_elements()), b = random_bf16(rng, sb.num_elements());
     const auto want = native(op, cs.g, a, b);
     std::vector<bfloat16> got(want.size());
-    if (op == Op::Forward) cpu::conv2d_forward<bfloat16>(cs.g, a.data(), b.data(), got.data());
-    else if (op == Op::BackpropInput) cpu::conv2d_backprop_input<bfloat16>(cs.g, a.data(), b.data(), got.data());
-    else cpu::conv2d_backprop_filter<bfloat16>(cs.g, a.data(), b.data(), got.data());
+    if (op == Op::Forward)
+      cpu::conv2d_forward<bfloat16>(cs.g, a.data(), b.data(), got.data());
+    else if (op == Op::BackpropInput)
+      cpu::conv2d_backprop_input<bfloat16>(cs.g, a.data(), b.data(), got.data());
+    else
+      cpu::conv2d_backprop_filter<bfloat16>(cs.g, a.data(), b.data(), got.data());
     REQUIRE(std::memcmp(got.data(), want.data(), want.size() * sizeof(bfloat16)) == 0);
   }
 }

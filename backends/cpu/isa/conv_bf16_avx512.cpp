@@ -1,6 +1,7 @@
 // AVX-512 BF16 kernels for the native bfloat16 conv paths (interface: bf16_kernels.hpp): the
-// pair packer (vpermt2w) and two register-tiled vdpbf16ps kernels (up to 6 rows x 4 vectors of
-// float32 accumulators): `pairs` for the filter gradient, `rows` for Conv2D and its input gradient. Compiled with AVX-512 BF16 flags for this file only and called only
+// pair packer (vpermt2w) and register-tiled vdpbf16ps kernels (up to 6 rows x 4 vectors of float32
+// accumulators; `grid` up to 12 rows): `pairs` and `grid` for the filter gradient, `rows` for Conv2D
+// and its input gradient. Compiled with AVX-512 BF16 flags for this file only and called only
 // after a CPUID check; like conv_microkernels.inc it includes no header with inline functions.
 #include <immintrin.h>
 
@@ -49,7 +50,8 @@ void pairs_tile(const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float*
   __m512 acc[MR][NV];
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v)
-      acc[r][v] = v + 1 < NV ? _mm512_loadu_ps(d + r * ldd + 16 * v) : _mm512_maskz_loadu_ps(last, d + r * ldd + 16 * v);
+      acc[r][v] =
+          v + 1 < NV ? _mm512_loadu_ps(d + r * ldd + 16 * v) : _mm512_maskz_loadu_ps(last, d + r * ldd + 16 * v);
   for (i64 q = 0; q < npairs; ++q) {
     __m512i b[NV];
     for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(y + q * ldy + 16 * v);
@@ -60,8 +62,10 @@ void pairs_tile(const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float*
   }
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v) {
-      if (v + 1 < NV) _mm512_storeu_ps(d + r * ldd + 16 * v, acc[r][v]);
-      else _mm512_mask_storeu_ps(d + r * ldd + 16 * v, last, acc[r][v]);
+      if (v + 1 < NV)
+        _mm512_storeu_ps(d + r * ldd + 16 * v, acc[r][v]);
+      else
+        _mm512_mask_storeu_ps(d + r * ldd + 16 * v, last, acc[r][v]);
     }
 }
 
@@ -79,10 +83,80 @@ void pairs(int mr, i64 n, const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npai
     const i64 left = n - col < 64 ? n - col : 64;
     const int nv = static_cast<int>((left + 15) / 16);
     const __mmask16 last = mask16(left - 16 * (nv - 1));
-    if (nv == 4) pairs_rows<4>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
-    else if (nv == 3) pairs_rows<3>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
-    else if (nv == 2) pairs_rows<2>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
-    else pairs_rows<1>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
+    if (nv == 4)
+      pairs_rows<4>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
+    else if (nv == 3)
+      pairs_rows<3>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
+    else if (nv == 2)
+      pairs_rows<2>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
+    else
+      pairs_rows<1>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
+  }
+}
+
+// One grid tile: MR rows at their own offsets x NV vectors, nrows x cols pixel pairs.
+template <int MR, int NV>
+void grid_tile(const u32* x, const i64* off, i64 sx, i64 rs, i64 cols, i64 nrows, const u32* y, i64 ldy, float* d,
+               i64 ldd, __mmask16 last) {
+  __m512 acc[MR][NV];
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] =
+          v + 1 < NV ? _mm512_loadu_ps(d + r * ldd + 16 * v) : _mm512_maskz_loadu_ps(last, d + r * ldd + 16 * v);
+  for (i64 i = 0; i < nrows; ++i) {
+    const u32* xr[MR];
+    for (int r = 0; r < MR; ++r) xr[r] = x + i * rs + off[r];
+    const u32* yi = y + i * cols * ldy;
+    for (i64 q = 0, xq = 0; q < cols; ++q, xq += sx) {
+      __m512i b[NV];
+      for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(yi + q * ldy + 16 * v);
+      for (int r = 0; r < MR; ++r) {
+        const __m512i a = _mm512_set1_epi32(static_cast<int>(xr[r][xq]));
+        for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r)
+    for (int v = 0; v < NV; ++v) {
+      if (v + 1 < NV)
+        _mm512_storeu_ps(d + r * ldd + 16 * v, acc[r][v]);
+      else
+        _mm512_mask_storeu_ps(d + r * ldd + 16 * v, last, acc[r][v]);
+    }
+}
+
+// Rows a grid tile of nv vectors holds: the accumulators and nv operands fit the 32 registers.
+constexpr int grid_rows_cap(int nv) {
+  const int fit = (32 - nv - 1) / nv;
+  return fit < kBf16MaxGridRows ? fit : kBf16MaxGridRows;
+}
+
+template <int NV, int MR = 1>
+void grid_rows(int mr, const u32* x, const i64* off, i64 sx, i64 rs, i64 cols, i64 nrows, const u32* y, i64 ldy,
+               float* d, i64 ldd, __mmask16 last) {
+  if constexpr (MR < grid_rows_cap(NV)) {
+    if (mr != MR) return grid_rows<NV, MR + 1>(mr, x, off, sx, rs, cols, nrows, y, ldy, d, ldd, last);
+  }
+  grid_tile<MR, NV>(x, off, sx, rs, cols, nrows, y, ldy, d, ldd, last);
+}
+
+int grid_max_rows(i64 n) { return grid_rows_cap(n >= 64 ? 4 : static_cast<int>((n + 15) / 16)); }
+
+// Columns in chunks of up to 4 vectors; mr <= grid_max_rows(n) fits every chunk.
+void grid(int mr, i64 n, const u32* x, const i64* off, i64 sx, i64 rs, i64 cols, i64 nrows, const u32* y, i64 ldy,
+          float* d, i64 ldd) {
+  for (i64 col = 0; col < n; col += 64) {
+    const i64 left = n - col < 64 ? n - col : 64;
+    const int nv = static_cast<int>((left + 15) / 16);
+    const __mmask16 last = mask16(left - 16 * (nv - 1));
+    if (nv == 4)
+      grid_rows<4>(mr, x, off, sx, rs, cols, nrows, y + col, ldy, d + col, ldd, last);
+    else if (nv == 3)
+      grid_rows<3>(mr, x, off, sx, rs, cols, nrows, y + col, ldy, d + col, ldd, last);
+    else if (nv == 2)
+      grid_rows<2>(mr, x, off, sx, rs, cols, nrows, y + col, ldy, d + col, ldd, last);
+    else
+      grid_rows<1>(mr, x, off, sx, rs, cols, nrows, y + col, ldy, d + col, ldd, last);
   }
 }
 
@@ -118,15 +192,18 @@ void rows_tile(const u16* const* a, i64 a_off, const u32* const* b, i64 b_off, i
       for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(bt + q * ldb + 16 * v);
       for (int r = 0; r < MR; ++r) {
         int word;
-        if (q < full) __builtin_memcpy(&word, ar[r] + 2 * q, 4);
-        else word = ar[r][2 * q];  // {a[len-1], 0}
+        if (q < full)
+          __builtin_memcpy(&word, ar[r] + 2 * q, 4);
+        else
+          word = ar[r][2 * q];  // {a[len-1], 0}
         const __m512i w = _mm512_set1_epi32(word);
         for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)w, (__m512bh)bv[v]);
       }
     }
   }
   for (int r = 0; r < MR; ++r)
-    for (int v = 0; v < NV; ++v) _mm256_mask_storeu_epi16(out[r] + out_off + 16 * v, v + 1 < NV ? 0xffff : last, to_bf16(acc[r][v]));
+    for (int v = 0; v < NV; ++v)
+      _mm256_mask_storeu_epi16(out[r] + out_off + 16 * v, v + 1 < NV ? 0xffff : last, to_bf16(acc[r][v]));
 }
 
 template <int NV, int MR = 1>
@@ -144,15 +221,19 @@ void rows(int mr, i64 n, const u16* const* a, i64 a_off, const u32* const* b, i6
     const i64 left = n - col < 64 ? n - col : 64;
     const int nv = static_cast<int>((left + 15) / 16);
     const __mmask16 last = mask16(left - 16 * (nv - 1));
-    if (nv == 4) rows_rows<4>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
-    else if (nv == 3) rows_rows<3>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
-    else if (nv == 2) rows_rows<2>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
-    else rows_rows<1>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
+    if (nv == 4)
+      rows_rows<4>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
+    else if (nv == 3)
+      rows_rows<3>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
+    else if (nv == 2)
+      rows_rows<2>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
+    else
+      rows_rows<1>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
   }
 }
 
 }  // namespace
 
-extern const Bf16Kernels kernels{&pack_pairs, &pairs, &rows};
+extern const Bf16Kernels kernels{&pack_pairs, &pairs, &rows, &grid, &grid_max_rows};
 
 }  // namespace dagrad::cpu::avx512bf16
