@@ -15,7 +15,7 @@ inline constexpr int kBf16MaxGridRows = 12;
 
 struct Bf16Kernels {
   // out[q*ld + j] = {rows[2q][off + j], rows[2q+1][off + j]} for q < ceil(m/2), j < ld; columns
-  // j >= n and the partner of an odd m's last row are zero.
+  // j >= n, the partner of an odd m's last row and rows given as nullptr are zero.
   void (*pack_pairs)(const std::uint16_t* const* rows, long long off, long long m, long long n, std::uint32_t* out,
                      long long ld);
   // d[r*ldd + j] += sum_{q<npairs} dot2(x[q*ldx + r], y[q*ldy + j]) for r < mr (<= kBf16MaxRows),

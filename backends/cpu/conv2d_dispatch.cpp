@@ -45,9 +45,9 @@ FastFn fast_backprop_input(const Conv2DGeometry& g) {
   return conv2d_nchw_fast_path_applies(g) ? conv2d_backprop_input_fast_nchw : nullptr;
 }
 FastFn fast_backprop_filter(const Conv2DGeometry& g) {
-  if (conv2d_filter_strips_apply(g)) return conv2d_backprop_filter_strips<float>;     // first layers
+  if (conv2d_filter_strips_apply(g)) return conv2d_backprop_filter_strips<float>;  // first layers
   if (g.data_format == ops::DataFormat::NHWC) return conv2d_backprop_filter_fast;  // any groups
-  return conv2d_backprop_filter_nchw_slabs;  // NCHW on the NHWC kernels
+  return conv2d_backprop_filter_nchw_slabs;                                        // NCHW on the NHWC kernels
 }
 
 // Runs a float32 fast kernel on T inputs a, b: in place for float32, else widened (workspace:
@@ -84,8 +84,9 @@ bool native_bf16(const Conv2DGeometry& g, i64 short_side) {
 //   input gradient, every fast path: the filter, by zero dy rows for the taps of a pixel that
 //     reach no output position (in the padding, or between the strides);
 //   filter gradient, float32 (NCHW on NHWC slabs): dy, by the zero-padded strips of small-channel
-//     layers or the zero-packed edge pixels of multi-tap segments;
-//     native bfloat16: nothing (taps in the padding are skipped, odd pair partners are 0 * 0).
+//     layers or the zero-packed edge pixels of multi-tap segments; native bfloat16: dy, by the
+//     zero x words of taps in the padding (where little of the work is padding) and, on strips,
+//     by the right neighbour of a row's lone last pixel (paired with a zero dy);
 //   NHWC depthwise, all three ops: nothing (taps in the padding or reaching no output are
 //     skipped, vector tails are never loaded), so these calls need no scan.
 // Zero lanes that are never stored (column tails of Conv2D and the input gradient) do no harm.
@@ -110,7 +111,6 @@ bool misses_outputs(const Conv2DGeometry& g) {
   return misses_outputs(g.stride_rows, g.effective_filter_rows(), g.pad_top, g.pad_bottom) ||
          misses_outputs(g.stride_cols, g.effective_filter_cols(), g.pad_left, g.pad_right);
 }
-
 
 }  // namespace
 
@@ -153,22 +153,28 @@ void conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T*
   if constexpr (kHasFastPaths<T>) {
     if (conv2d_depthwise_applies(g))
       return run_fast(g, conv2d_backprop_filter_depthwise, x, input_size(g), dy, output_size(g), df, filter_size(g));
-    if constexpr (std::is_same_v<T, bfloat16>) {  // meets no padding zeros: no finite check
-      if (native_bf16<T>(g, g.in_depth)) return conv2d_backprop_filter_bf16(g, x, dy, df);
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      if (native_bf16<T>(g, g.in_depth)) {
+        conv2d_backprop_filter_bf16(g, x, dy, df);
+        if (all_finite(df, filter_size(g))) return;
+        return conv2d_backprop_filter_generic(g, x, dy, df);
+      }
     }
     if (const FastFn fast = fast_backprop_filter(g)) {
       // The strips path widens half/bfloat16 as it copies: no whole-tensor float32 copies.
-      if (is_reduced_float_v<T> && conv2d_filter_strips_apply(g)) conv2d_backprop_filter_strips(g, x, dy, df);
-      else run_fast(g, fast, x, input_size(g), dy, output_size(g), df, filter_size(g));
+      if (is_reduced_float_v<T> && conv2d_filter_strips_apply(g))
+        conv2d_backprop_filter_strips(g, x, dy, df);
+      else
+        run_fast(g, fast, x, input_size(g), dy, output_size(g), df, filter_size(g));
       if (all_finite(df, filter_size(g))) return;
     }
   }
   conv2d_backprop_filter_generic(g, x, dy, df);
 }
 
-#define DAGRAD_INSTANTIATE(T)                                                                   \
-  template void conv2d_forward<T>(const Conv2DGeometry&, const T*, const T*, T*);              \
-  template void conv2d_backprop_input<T>(const Conv2DGeometry&, const T*, const T*, T*);       \
+#define DAGRAD_INSTANTIATE(T)                                                            \
+  template void conv2d_forward<T>(const Conv2DGeometry&, const T*, const T*, T*);        \
+  template void conv2d_backprop_input<T>(const Conv2DGeometry&, const T*, const T*, T*); \
   template void conv2d_backprop_filter<T>(const Conv2DGeometry&, const T*, const T*, T*);
 DAGRAD_INSTANTIATE(half)
 DAGRAD_INSTANTIATE(bfloat16)

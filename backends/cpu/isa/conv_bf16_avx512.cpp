@@ -30,13 +30,14 @@ void pack_pairs(const u16* const* rows, i64 off, i64 m, i64 n, u32* out, i64 ld)
   constexpr i64 kAhead = 16;
   for (i64 q = 0; 2 * q < m; ++q) {
     for (i64 r = 2 * (q + kAhead); r < 2 * (q + kAhead) + 2 && r < m; ++r)
-      for (i64 j = 0; j < n; j += 32) _mm_prefetch(reinterpret_cast<const char*>(rows[r] + off + j), _MM_HINT_T0);
-    const u16* a = rows[2 * q] + off;
-    const u16* b = 2 * q + 1 < m ? rows[2 * q + 1] + off : nullptr;
+      if (rows[r])
+        for (i64 j = 0; j < n; j += 32) _mm_prefetch(reinterpret_cast<const char*>(rows[r] + off + j), _MM_HINT_T0);
+    const u16* a = rows[2 * q] ? rows[2 * q] + off : nullptr;
+    const u16* b = 2 * q + 1 < m && rows[2 * q + 1] ? rows[2 * q + 1] + off : nullptr;
     u32* o = out + q * ld;
     for (i64 j = 0; j < ld; j += 32) {
       const __mmask32 in = mask32(n - j);
-      const __m512i va = _mm512_maskz_loadu_epi16(in, a + j);
+      const __m512i va = a ? _mm512_maskz_loadu_epi16(in, a + j) : _mm512_setzero_si512();
       const __m512i vb = b ? _mm512_maskz_loadu_epi16(in, b + j) : _mm512_setzero_si512();
       _mm512_mask_storeu_epi32(o + j, mask16(ld - j), _mm512_permutex2var_epi16(va, lo_perm, vb));
       _mm512_mask_storeu_epi32(o + j + 16, mask16(ld - j - 16), _mm512_permutex2var_epi16(va, hi_perm, vb));
