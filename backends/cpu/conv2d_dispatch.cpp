@@ -37,6 +37,7 @@ bool bf16_native_applies(const Conv2DGeometry& g, i64 short_side) {
 // The float32 fast kernel of each op for this call's layout, or nullptr where none applies.
 using FastFn = void (*)(const Conv2DGeometry&, const float*, const float*, float*);
 FastFn fast_forward(const Conv2DGeometry& g) {
+  if (conv2d_forward_strips_apply(g)) return conv2d_forward_strips;  // first layers
   if (conv2d_fast_path_applies(g)) return conv2d_forward_fast;
   return conv2d_nchw_fast_path_applies(g) ? conv2d_forward_fast_nchw : nullptr;
 }

@@ -23,7 +23,7 @@
 
 #include "dagrad/backends/cpu/bf16_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
-#include "dagrad/backends/cpu/convert.hpp"
+#include "dagrad/backends/cpu/conv_strips.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 #include "dagrad/backends/cpu/reduction_partials.hpp"
 
@@ -39,49 +39,6 @@ constexpr i64 kMaxStripRows = 160;             // filter gradient rows (KH * KW 
 constexpr i64 kPixelBlock = 128;               // pixels per block of strips: dy's block stays in L1
 constexpr i64 kFilterColumns = 64;             // df columns per micro-kernel call
 constexpr i64 kMaxBlockFloats = i64{1} << 18;  // strip values per task at most (1 MiB of float32)
-
-// The padded strip layout shared by the copy and the tile offsets.
-struct Strips {
-  i64 width;       // padded columns: every window of the output row fits
-  i64 row_floats;  // one padded input row: width * C
-  i64 floats;      // one output row's strip: filter_rows padded input rows
-};
-
-Strips strips_of(const Conv2DGeometry& g) {
-  const i64 width = (g.out_cols - 1) * g.stride_cols + (g.filter_cols - 1) * g.dilation_cols + 1;
-  return {width, width * g.in_depth, g.filter_rows * width * g.in_depth};
-}
-
-// `count` values of `in` as Out: float32 (widened where T is half or bfloat16) or raw bfloat16 bits.
-template <class T, class Out>
-void copy_values(const T* in, i64 count, Out* out) {
-  if constexpr (std::is_same_v<T, Out> || std::is_same_v<Out, u16>) {
-    static_assert(sizeof(T) == sizeof(Out));
-    std::memcpy(out, in, static_cast<std::size_t>(count) * sizeof(Out));
-  } else if constexpr (std::is_same_v<T, bfloat16>) {  // a shift: inline beats a call for short rows
-    for (i64 i = 0; i < count; ++i) out[i] = static_cast<float>(in[i]);
-  } else {
-    convert_to_float(in, out, count);
-  }
-}
-
-// Copies the window rows of output row (n, oh) into `out`, zeros where they fall in the padding.
-template <class T, class Out>
-void fill_strip(const Conv2DGeometry& g, const Strips& st, const T* x, i64 n, i64 oh, Out* out) {
-  const i64 C = g.in_depth;
-  const i64 first = std::min(g.pad_left, st.width);                            // padded columns on the left
-  const i64 copied = std::max<i64>(0, std::min(g.in_cols, st.width - first));  // real input columns
-  for (i64 kh = 0; kh < g.filter_rows; ++kh, out += st.row_floats) {
-    const i64 ih = oh * g.stride_rows - g.pad_top + kh * g.dilation_rows;
-    if (ih < 0 || ih >= g.in_rows) {
-      std::fill_n(out, st.row_floats, Out{});
-      continue;
-    }
-    std::fill_n(out, first * C, Out{});
-    copy_values(x + ((n * g.in_rows + ih) * g.in_cols) * C, copied * C, out + first * C);
-    std::fill(out + (first + copied) * C, out + st.row_floats, Out{});
-  }
-}
 
 template <class T>
 void fill_strips(const Conv2DGeometry& g, const Strips& st, const T* x, i64 q, i64 nq, auto* out) {
@@ -211,13 +168,8 @@ void strips_filter_gradient(const Conv2DGeometry& g, const T* x, const T* dy, T*
 }  // namespace
 
 bool conv2d_filter_strips_apply(const Conv2DGeometry& g) {
-  if (g.data_format != ops::DataFormat::NHWC || g.groups != 1 || g.out_cols <= 0 || g.out_rows <= 0) return false;
-  if (g.filter_rows * g.filter_cols * g.in_depth > kMaxStripRows) return false;
-  // Huge strides or paddings make strips wide and mostly zeros: the segment path skips those.
-  using i128 = __int128;
-  const i128 width = i128{g.out_cols - 1} * g.stride_cols + i128{g.filter_cols - 1} * g.dilation_cols + 1;
-  return width * g.in_depth * g.filter_rows <= kMaxBlockFloats &&
-         width <= 2 * (g.in_cols + g.filter_cols * g.dilation_cols);
+  return g.data_format == ops::DataFormat::NHWC && g.groups == 1 &&
+         g.filter_rows * g.filter_cols * g.in_depth <= kMaxStripRows && strips_are_compact(g, kMaxBlockFloats);
 }
 
 template <class T>

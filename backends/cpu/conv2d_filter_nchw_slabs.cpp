@@ -15,7 +15,7 @@ namespace {
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
-constexpr i64 kSlabFloats = i64{1} << 20;  // x and dy of one slab: 16 MiB at most (or one image)
+constexpr i64 kSlabFloats = i64{1} << 20;  // x and dy of one slab: 4 MiB at most (or one image)
 constexpr i64 kBlock = 64;                 // transpose blocks: 64 x 64 floats (16 KiB, in L1)
 
 // out[n][p][c] = in[n][c][p] for `images` images of `channels` x `pixels`, block by block: each

@@ -49,12 +49,17 @@ void conv2d_forward_fast(const ops::Conv2DGeometry& g, const float* x, const flo
 void conv2d_backprop_input_fast(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
-// The float32 NHWC filter gradient of small-channel layers (groups = 1, KH * KW * C <= 32) on
+// The float32 NHWC filter gradient of small-channel layers (groups = 1, KH * KW * C <= 160) on
 // zero-padded input strips (conv2d_fast_filter_strips.cpp); conv2d_backprop_filter_fast otherwise.
 bool conv2d_filter_strips_apply(const ops::Conv2DGeometry& g);
 // half and bfloat16 are widened block by block, with the float32 path's bits before the one rounding.
 template <class T>
 void conv2d_backprop_filter_strips(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df);
+
+// The float32 NHWC Conv2D of small-channel layers (groups = 1, dilation_cols = 1, C below half a
+// vector) on zero-padded input strips (conv2d_forward_strips.cpp); conv2d_forward_fast otherwise.
+bool conv2d_forward_strips_apply(const ops::Conv2DGeometry& g);
+void conv2d_forward_strips(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 
 // The float32 NCHW filter gradient on slabs of images transposed to NHWC, each then dispatched
 // as an NHWC filter gradient (conv2d_filter_nchw_slabs.cpp).

@@ -67,8 +67,8 @@ void check_against_oracle(ConvOp op, const Conv2DGeometry& g, std::mt19937& rng)
                << g.in_cols << " C" << g.in_depth << " K" << g.out_depth << " groups " << g.groups << " k"
                << g.filter_rows << "x" << g.filter_cols << " s" << g.stride_rows << "," << g.stride_cols << " d"
                << g.dilation_rows << "," << g.dilation_cols << " pads " << g.pad_top << "," << g.pad_bottom << ","
-               << g.pad_left << "," << g.pad_right << " nchw " << (g.data_format == ops::DataFormat::NCHW)
-               << " worst " << worst << " scale " << scale);
+               << g.pad_left << "," << g.pad_right << " nchw " << (g.data_format == ops::DataFormat::NCHW) << " worst "
+               << worst << " scale " << scale);
     REQUIRE(worst <= tolerance<T>() * std::max(scale, 1e-30));
   }
 }
@@ -92,13 +92,14 @@ TEST_CASE("cpu conv float32 fast path stays within 1e-5 of float64 on larger sha
   std::mt19937 rng(99);
   for (int trial = 0; trial < 8; ++trial) {
     auto g = random_geometry(rng, true, trial % 4 == 3);
-    for (ConvOp op : {ConvOp::Forward, ConvOp::BackpropInput, ConvOp::BackpropFilter}) check_against_oracle<float>(op, g, rng);
+    for (ConvOp op : {ConvOp::Forward, ConvOp::BackpropInput, ConvOp::BackpropFilter})
+      check_against_oracle<float>(op, g, rng);
   }
 }
 
 // Shapes the random sweep rarely reaches: wide filters over few channels (whole filter rows as
-// one segment, edge pixels packed with zeros, or the whole filter on padded strips), several row
-// and column groups, grouped NHWC.
+// one segment, edge pixels packed with zeros, or the whole filter on padded strips, for Conv2D
+// too), several row and column groups, grouped NHWC.
 TEST_CASE("cpu conv fast paths match float64 on first-layer, wide-filter and grouped shapes", "[cpu][conv]") {
   struct Case {
     i64 n, h, w, c, k, kh, kw, stride, dilation, groups;
@@ -125,9 +126,12 @@ TEST_CASE("cpu conv fast paths match float64 on first-layer, wide-filter and gro
     a.stride_rows = a.stride_cols = cs.stride;
     a.dilation_rows = a.dilation_cols = cs.dilation;
     if (cs.padding == ops::Padding::Explicit) a.pad_top = 2, a.pad_bottom = 1, a.pad_left = 3, a.pad_right = 0;
-    const auto g = ops::conv2d_geometry("Conv2D", a, Shape{cs.n, cs.h, cs.w, cs.c},
-                                        Shape{cs.kh, cs.kw, cs.c / cs.groups, cs.k});
-    for (ConvOp op : {ConvOp::Forward, ConvOp::BackpropInput, ConvOp::BackpropFilter}) check_against_oracle<float>(op, g, rng);
+    const auto g =
+        ops::conv2d_geometry("Conv2D", a, Shape{cs.n, cs.h, cs.w, cs.c}, Shape{cs.kh, cs.kw, cs.c / cs.groups, cs.k});
+    // First layers (C = 1-3, no column dilation) run Conv2D on padded strips too.
+    if (cs.groups == 1 && cs.c <= 3 && cs.dilation == 1) REQUIRE(cpu::conv2d_forward_strips_apply(g));
+    for (ConvOp op : {ConvOp::Forward, ConvOp::BackpropInput, ConvOp::BackpropFilter})
+      check_against_oracle<float>(op, g, rng);
     check_against_oracle<bfloat16>(ConvOp::BackpropFilter, g, rng);
   }
 }

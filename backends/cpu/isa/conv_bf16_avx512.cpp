@@ -17,6 +17,29 @@ using u32 = std::uint32_t;
 inline __mmask32 mask32(i64 n) { return n >= 32 ? ~__mmask32{0} : n <= 0 ? __mmask32{0} : (__mmask32{1} << n) - 1; }
 inline __mmask16 mask16(i64 n) { return static_cast<__mmask16>(n >= 16 ? 0xffff : n <= 0 ? 0 : (1u << n) - 1); }
 
+// Calls f(Vectors<NV>{}, col, last) for the columns in chunks of up to 4 vectors of 16 (64
+// columns): NV vectors from column col, the last one's lanes masked by `last`.
+template <int N>
+struct Vectors {
+  static constexpr int value = N;
+};
+template <class F>
+void for_column_chunks(i64 n, F&& f) {
+  for (i64 col = 0; col < n; col += 64) {
+    const i64 left = n - col < 64 ? n - col : 64;
+    const int nv = static_cast<int>((left + 15) / 16);
+    const __mmask16 last = mask16(left - 16 * (nv - 1));
+    if (nv == 4)
+      f(Vectors<4>{}, col, last);
+    else if (nv == 3)
+      f(Vectors<3>{}, col, last);
+    else if (nv == 2)
+      f(Vectors<2>{}, col, last);
+    else
+      f(Vectors<1>{}, col, last);
+  }
+}
+
 void pack_pairs(const u16* const* rows, i64 off, i64 m, i64 n, u32* out, i64 ld) {
   // Word i of lo is a[i/2] (even i) or b[i/2] (odd i); hi does the same for elements 16..31.
   alignas(64) short lo_idx[32], hi_idx[32];
@@ -42,56 +65,6 @@ void pack_pairs(const u16* const* rows, i64 off, i64 m, i64 n, u32* out, i64 ld)
       _mm512_mask_storeu_epi32(o + j, mask16(ld - j), _mm512_permutex2var_epi16(va, lo_perm, vb));
       _mm512_mask_storeu_epi32(o + j + 16, mask16(ld - j - 16), _mm512_permutex2var_epi16(va, hi_perm, vb));
     }
-  }
-}
-
-// One tile: MR rows x NV vectors of 16 columns; the last vector's columns are masked by `last`.
-template <int MR, int NV>
-void pairs_tile(const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float* d, i64 ldd, __mmask16 last) {
-  __m512 acc[MR][NV];
-  for (int r = 0; r < MR; ++r)
-    for (int v = 0; v < NV; ++v)
-      acc[r][v] =
-          v + 1 < NV ? _mm512_loadu_ps(d + r * ldd + 16 * v) : _mm512_maskz_loadu_ps(last, d + r * ldd + 16 * v);
-  for (i64 q = 0; q < npairs; ++q) {
-    __m512i b[NV];
-    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(y + q * ldy + 16 * v);
-    for (int r = 0; r < MR; ++r) {
-      const __m512i a = _mm512_set1_epi32(static_cast<int>(x[q * ldx + r]));
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], (__m512bh)a, (__m512bh)b[v]);
-    }
-  }
-  for (int r = 0; r < MR; ++r)
-    for (int v = 0; v < NV; ++v) {
-      if (v + 1 < NV)
-        _mm512_storeu_ps(d + r * ldd + 16 * v, acc[r][v]);
-      else
-        _mm512_mask_storeu_ps(d + r * ldd + 16 * v, last, acc[r][v]);
-    }
-}
-
-template <int NV, int MR = 1>
-void pairs_rows(int mr, const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float* d, i64 ldd, __mmask16 last) {
-  if constexpr (MR < kBf16MaxRows) {
-    if (mr != MR) return pairs_rows<NV, MR + 1>(mr, x, ldx, y, ldy, npairs, d, ldd, last);
-  }
-  pairs_tile<MR, NV>(x, ldx, y, ldy, npairs, d, ldd, last);
-}
-
-// Columns in groups of up to 4 vectors; y rows must be readable up to n rounded up to 16.
-void pairs(int mr, i64 n, const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float* d, i64 ldd) {
-  for (i64 col = 0; col < n; col += 64) {
-    const i64 left = n - col < 64 ? n - col : 64;
-    const int nv = static_cast<int>((left + 15) / 16);
-    const __mmask16 last = mask16(left - 16 * (nv - 1));
-    if (nv == 4)
-      pairs_rows<4>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
-    else if (nv == 3)
-      pairs_rows<3>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
-    else if (nv == 2)
-      pairs_rows<2>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
-    else
-      pairs_rows<1>(mr, x, ldx, y + col, ldy, npairs, d + col, ldd, last);
   }
 }
 
@@ -146,19 +119,16 @@ int grid_max_rows(i64 n) { return grid_rows_cap(n >= 64 ? 4 : static_cast<int>((
 // Columns in chunks of up to 4 vectors; mr <= grid_max_rows(n) fits every chunk.
 void grid(int mr, i64 n, const u32* x, const i64* off, i64 sx, i64 rs, i64 cols, i64 nrows, const u32* y, i64 ldy,
           float* d, i64 ldd) {
-  for (i64 col = 0; col < n; col += 64) {
-    const i64 left = n - col < 64 ? n - col : 64;
-    const int nv = static_cast<int>((left + 15) / 16);
-    const __mmask16 last = mask16(left - 16 * (nv - 1));
-    if (nv == 4)
-      grid_rows<4>(mr, x, off, sx, rs, cols, nrows, y + col, ldy, d + col, ldd, last);
-    else if (nv == 3)
-      grid_rows<3>(mr, x, off, sx, rs, cols, nrows, y + col, ldy, d + col, ldd, last);
-    else if (nv == 2)
-      grid_rows<2>(mr, x, off, sx, rs, cols, nrows, y + col, ldy, d + col, ldd, last);
-    else
-      grid_rows<1>(mr, x, off, sx, rs, cols, nrows, y + col, ldy, d + col, ldd, last);
-  }
+  for_column_chunks(n, [&](auto nv, i64 col, __mmask16 last) {
+    grid_rows<decltype(nv)::value>(mr, x, off, sx, rs, cols, nrows, y + col, ldy, d + col, ldd, last);
+  });
+}
+
+// The pairs kernel is the grid kernel on one row of pixel pairs, channel r at offset r.
+void pairs(int mr, i64 n, const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float* d, i64 ldd) {
+  static constexpr i64 kChannel[kBf16MaxRows] = {0, 1, 2, 3, 4, 5};
+  static_assert(kBf16MaxRows == 6 && kBf16MaxRows <= grid_rows_cap(4));
+  grid(mr, n, x, kChannel, ldx, 0, npairs, 1, y, ldy, d, ldd);
 }
 
 // float32 -> bfloat16 bits, round to nearest even, NaN -> sign | 0x7fc0 (as Eigen's cast; the
@@ -218,19 +188,9 @@ void rows_rows(int mr, const u16* const* a, i64 a_off, const u32* const* b, i64 
 
 void rows(int mr, i64 n, const u16* const* a, i64 a_off, const u32* const* b, i64 b_off, i64 taps, i64 len, i64 ldb,
           u16* const* out, i64 out_off) {
-  for (i64 col = 0; col < n; col += 64) {
-    const i64 left = n - col < 64 ? n - col : 64;
-    const int nv = static_cast<int>((left + 15) / 16);
-    const __mmask16 last = mask16(left - 16 * (nv - 1));
-    if (nv == 4)
-      rows_rows<4>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
-    else if (nv == 3)
-      rows_rows<3>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
-    else if (nv == 2)
-      rows_rows<2>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
-    else
-      rows_rows<1>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
-  }
+  for_column_chunks(n, [&](auto nv, i64 col, __mmask16 last) {
+    rows_rows<decltype(nv)::value>(mr, a, a_off, b, b_off + col, taps, len, ldb, out, out_off + col, last);
+  });
 }
 
 }  // namespace
