@@ -1,11 +1,13 @@
-// The NHWC filter gradient for small-channel layers (the whole filter gradient is a few register
+// The NHWC / NCHW filter gradient for small-channel layers (the whole filter gradient is a few register
 // tiles tall: first layers with C = 1 or 3): df[r][k] = sum_p x_r[p] * dy[p][k].
 //
 // Each output row's window rows are copied, zero-padded, into a strip of filter_rows input rows
 // of padded width; on a strip every tap of every pixel is at a fixed offset from the pixel's
 // origin, so a grid micro-kernel walks a whole block of output rows with no per-pixel
 // bookkeeping, and its tiles hold up to 12 (tap, channel) rows. Copying costs KH * C values per
-// pixel against 2 * KH * KW * C * K flops. Two forms of a block share the walk:
+// pixel against 2 * KH * KW * C * K flops. NCHW x is read straight into the (channel-innermost)
+// strips and each block's dy rows are transposed in cache, so NCHW needs no slab transposes here.
+// Two forms of a block share the walk:
 //   float32 (FloatBlock): half and bfloat16 are widened while strips and dy blocks are copied (no
 //     whole-tensor copies), bitwise the float32 path on the widened tensors, rounded once;
 //   bfloat16 pairs (PairBlock), where the CPU has AVX-512 BF16: vdpbf16ps takes the pixels two at
@@ -51,15 +53,16 @@ class FloatBlock {
  public:
   FloatBlock(const Conv2DGeometry& g, const Strips& st, i64 block_rows)
       : g_(g), st_(st), mk_(micro_kernels()), strips_(static_cast<std::size_t>(block_rows * st.floats)) {
-    if constexpr (!std::is_same_v<T, float>)
-      dy_.resize(static_cast<std::size_t>(block_rows * g.out_cols * g.out_depth));
+    const auto block_dy = static_cast<std::size_t>(block_rows * g.out_cols * g.out_depth);
+    if constexpr (!std::is_same_v<T, float>) dy_.resize(block_dy);
+    if (g.data_format == ops::DataFormat::NCHW) nhwc_.resize(block_dy);
   }
   static int max_rows(i64 columns) { return micro_kernels().grid_max_rows(columns); }
 
-  // Output rows [q, q + nq) of all images in turn (the block's dy rows are contiguous in NHWC).
+  // Output rows [q, q + nq) of all images in turn.
   void load(const T* x, const T* dy, i64 q, i64 nq) {
     fill_strips(g_, st_, x, q, nq, strips_.data());
-    const T* rows = dy + q * g_.out_cols * g_.out_depth;
+    const T* rows = nhwc_dy_rows(g_, dy, q, nq, nhwc_.data());
     if constexpr (std::is_same_v<T, float>)
       y_ = rows;
     else
@@ -76,6 +79,7 @@ class FloatBlock {
   const Strips& st_;
   const MicroKernels& mk_;
   std::vector<float> strips_, dy_;
+  std::vector<T> nhwc_;  // the block's dy rows transposed from NCHW
   const float* y_ = nullptr;
 };
 
@@ -94,7 +98,10 @@ class PairBlock {
         bits_(static_cast<std::size_t>(block_rows * st.floats + sx_)),
         words_(static_cast<std::size_t>(block_rows * st.floats)),
         dy_(static_cast<std::size_t>(block_rows * pairs_ * ldy_)),
-        pixels_(static_cast<std::size_t>(g.out_cols)) {}
+        pixels_(static_cast<std::size_t>(g.out_cols)) {
+    if (g.data_format == ops::DataFormat::NCHW)
+      nhwc_.resize(static_cast<std::size_t>(block_rows * g.out_cols * g.out_depth));
+  }
   static int max_rows(i64 columns) { return bf16_kernels()->grid_max_rows(columns); }
 
   void load(const bfloat16* x, const bfloat16* dy, i64 q, i64 nq) {
@@ -105,7 +112,7 @@ class PairBlock {
     u32* words = words_.data();
     std::fill_n(bits + n, sx_, u16{0});
     for (i64 j = 0; j < n; ++j) words[j] = bits[j] | static_cast<u32>(bits[j + sx_]) << 16;
-    const u16* rows = reinterpret_cast<const u16*>(dy) + q * g_.out_cols * g_.out_depth;
+    const u16* rows = reinterpret_cast<const u16*>(nhwc_dy_rows(g_, dy, q, nq, nhwc_.data()));
     for (i64 i = 0; i < nq; ++i) {
       for (i64 j = 0; j < g_.out_cols; ++j) pixels_.data()[j] = rows + (i * g_.out_cols + j) * g_.out_depth;
       bk_.pack_pairs(pixels_.data(), 0, g_.out_cols, g_.out_depth, dy_.data() + i * pairs_ * ldy_, ldy_);
@@ -122,6 +129,7 @@ class PairBlock {
   i64 sx_, pairs_, ldy_;
   std::vector<u16> bits_;
   std::vector<u32> words_, dy_;
+  std::vector<bfloat16> nhwc_;  // the block's dy rows transposed from NCHW
   std::vector<const u16*> pixels_;
 };
 
@@ -168,8 +176,8 @@ void strips_filter_gradient(const Conv2DGeometry& g, const T* x, const T* dy, T*
 }  // namespace
 
 bool conv2d_filter_strips_apply(const Conv2DGeometry& g) {
-  return g.data_format == ops::DataFormat::NHWC && g.groups == 1 &&
-         g.filter_rows * g.filter_cols * g.in_depth <= kMaxStripRows && strips_are_compact(g, kMaxBlockFloats);
+  return g.groups == 1 && g.filter_rows * g.filter_cols * g.in_depth <= kMaxStripRows &&
+         strips_are_compact(g, kMaxBlockFloats);
 }
 
 template <class T>

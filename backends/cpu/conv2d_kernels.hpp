@@ -49,7 +49,7 @@ void conv2d_forward_fast(const ops::Conv2DGeometry& g, const float* x, const flo
 void conv2d_backprop_input_fast(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
-// The float32 NHWC filter gradient of small-channel layers (groups = 1, KH * KW * C <= 160) on
+// The float32 filter gradient (NHWC or NCHW) of small-channel layers (groups = 1, KH * KW * C <= 160) on
 // zero-padded input strips (conv2d_fast_filter_strips.cpp); conv2d_backprop_filter_fast otherwise.
 bool conv2d_filter_strips_apply(const ops::Conv2DGeometry& g);
 // half and bfloat16 are widened block by block, with the float32 path's bits before the one rounding.

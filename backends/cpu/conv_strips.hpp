@@ -48,22 +48,72 @@ void copy_values(const T* in, std::int64_t count, Out* out) {
   }
 }
 
-// Copies the window rows of output row (n, oh) into `out`, zeros where they fall in the padding.
+// One value of T as Out (float32, or the raw bits where Out is std::uint16_t).
+template <class Out, class T>
+Out value_as(T v) {
+  if constexpr (std::is_same_v<Out, std::uint16_t>) {
+    static_assert(sizeof(T) == sizeof(Out));
+    Out bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits;
+  } else {
+    return static_cast<Out>(v);
+  }
+}
+
+// Copies the window rows of output row (n, oh) into `out`, zeros where they fall in the padding;
+// from NHWC or NCHW x (the strip is channel-innermost either way).
 template <class T, class Out>
 void fill_strip(const ops::Conv2DGeometry& g, const Strips& st, const T* x, std::int64_t n, std::int64_t oh, Out* out) {
-  const std::int64_t C = g.in_depth;
-  const std::int64_t first = std::min(g.pad_left, st.width);  // padded columns on the left
-  const std::int64_t copied = std::max<std::int64_t>(0, std::min(g.in_cols, st.width - first));  // real input columns
+  const std::int64_t C = g.in_depth, H = g.in_rows, W = g.in_cols;
+  const std::int64_t first = std::min(g.pad_left, st.width);                             // padded columns on the left
+  const std::int64_t copied = std::max<std::int64_t>(0, std::min(W, st.width - first));  // real input columns
   for (std::int64_t kh = 0; kh < g.filter_rows; ++kh, out += st.row_floats) {
     const std::int64_t ih = oh * g.stride_rows - g.pad_top + kh * g.dilation_rows;
-    if (ih < 0 || ih >= g.in_rows) {
+    if (ih < 0 || ih >= H) {
       std::fill_n(out, st.row_floats, Out{});
       continue;
     }
     std::fill_n(out, first * C, Out{});
-    copy_values(x + ((n * g.in_rows + ih) * g.in_cols) * C, copied * C, out + first * C);
+    if (g.data_format == ops::DataFormat::NHWC) {
+      copy_values(x + ((n * H + ih) * W) * C, copied * C, out + first * C);
+    } else {
+      for (std::int64_t c = 0; c < C; ++c) {
+        const T* plane_row = x + ((n * C + c) * H + ih) * W;
+        for (std::int64_t iw = 0; iw < copied; ++iw) out[(first + iw) * C + c] = value_as<Out>(plane_row[iw]);
+      }
+    }
     std::fill(out + (first + copied) * C, out + st.row_floats, Out{});
   }
+}
+
+// dy of output rows [q, q + nq) (all images in turn) as NHWC rows, pixel-major with K values
+// each: dy itself for NHWC (the rows are contiguous), else transposed from NCHW into `buffer`.
+// The NCHW rows of one image are contiguous in each of the K planes: one run per plane, and a
+// prefetch of the run that follows (K streams at once are more than the hardware prefetcher follows).
+template <class T>
+const T* nhwc_dy_rows(const ops::Conv2DGeometry& g, const T* dy, std::int64_t q, std::int64_t nq, T* buffer) {
+  const std::int64_t K = g.out_depth, OH = g.out_rows, OW = g.out_cols;
+  if (g.data_format == ops::DataFormat::NHWC) return dy + q * OW * K;
+  for (std::int64_t i = 0; i < nq;) {
+    const std::int64_t n = (q + i) / OH, oh = (q + i) % OH, run = std::min(nq - i, OH - oh), pixels = run * OW;
+    T* rows = buffer + i * OW * K;
+    // kGroup planes at a time, so that each pixel's stores fill one cache line in a row.
+    constexpr std::int64_t kGroup = 16;
+    for (std::int64_t k0 = 0; k0 < K; k0 += kGroup) {
+      const std::int64_t kn = std::min(kGroup, K - k0);
+      const T* plane_run[kGroup];
+      for (std::int64_t k = 0; k < kn; ++k) {
+        plane_run[k] = dy + ((n * K + k0 + k) * OH + oh) * OW;
+        for (std::int64_t b = 0; b < pixels * static_cast<std::int64_t>(sizeof(T)); b += 64)
+          __builtin_prefetch(reinterpret_cast<const char*>(plane_run[k] + pixels) + b);
+      }
+      for (std::int64_t p = 0; p < pixels; ++p)
+        for (std::int64_t k = 0; k < kn; ++k) rows[p * K + k0 + k] = plane_run[k][p];
+    }
+    i += run;
+  }
+  return buffer;
 }
 
 }  // namespace dagrad::cpu
