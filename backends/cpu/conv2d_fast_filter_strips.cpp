@@ -1,5 +1,5 @@
-// The NHWC / NCHW filter gradient for small-channel layers (the whole filter gradient is a few register
-// tiles tall: first layers with C = 1 or 3): df[r][k] = sum_p x_r[p] * dy[p][k].
+// The filter gradient (NHWC or NCHW) of small-channel layers (the whole filter gradient is a few
+// register tiles tall: first layers with C = 1 or 3): df[r][k] = sum_p x_r[p] * dy[p][k].
 //
 // Each output row's window rows are copied, zero-padded, into a strip of filter_rows input rows
 // of padded width; on a strip every tap of every pixel is at a fixed offset from the pixel's
