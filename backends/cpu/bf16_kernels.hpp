@@ -34,6 +34,11 @@ struct Bf16Kernels {
   void (*grid)(int mr, long long n, const std::uint32_t* x, const long long* off, long long sx, long long rs,
                long long cols, long long nrows, const std::uint32_t* y, long long ldy, float* d, long long ldd);
   int (*grid_max_rows)(long long n);
+  // The same with y as plain bfloat16 rows, pixel-major (pixel 2q + j of row i at
+  // y[(i*ow + 2q + j)*ldy], j < 2; a lone last pixel is paired with zeros), for mr <= kBf16MaxGridRows:
+  // the pairs are formed in registers, with no pass over y to pack them. Adds to d once, at the end.
+  void (*grid_dy)(int mr, long long n, const std::uint32_t* x, const long long* off, long long sx, long long rs,
+                  long long nrows, const std::uint16_t* y, long long ldy, long long ow, float* d, long long ldd);
 };
 
 // The kernels when this CPU (and OS) runs AVX-512 BF16, else nullptr (checked once).

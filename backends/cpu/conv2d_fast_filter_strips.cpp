@@ -57,7 +57,7 @@ class FloatBlock {
     if constexpr (!std::is_same_v<T, float>) dy_.resize(block_dy);
     if (g.data_format == ops::DataFormat::NCHW) nhwc_.resize(block_dy);
   }
-  static int max_rows(i64 columns) { return micro_kernels().grid_max_rows(columns); }
+  int max_rows(i64 columns) const { return mk_.grid_max_rows(columns); }
 
   // Output rows [q, q + nq) of all images in turn.
   void load(const T* x, const T* dy, i64 q, i64 nq) {
@@ -85,7 +85,9 @@ class FloatBlock {
 
 // A block as bfloat16 pair words: strip word j = {s[j], s[j + sx]} (sx = stride * C, the next
 // pixel's value of the same tap), so pixel pair (2q, 2q + 1) reads one word at pixel 2q's offset;
-// dy rows packed in pixel pairs (an odd row's last pixel paired with zeros).
+// dy rows packed in pixel pairs (an odd row's last pixel paired with zeros). Where the whole
+// filter gradient is one tile tall (up to 12 rows: C = 1 layers) each dy pair is read once, so
+// the kernel pairs the dy rows in registers instead (grid_dy), and the packing pass goes.
 class PairBlock {
  public:
   PairBlock(const Conv2DGeometry& g, const Strips& st, i64 block_rows)
@@ -97,12 +99,13 @@ class PairBlock {
         ldy_((g.out_depth + 15) / 16 * 16),
         bits_(static_cast<std::size_t>(block_rows * st.floats + sx_)),
         words_(static_cast<std::size_t>(block_rows * st.floats)),
-        dy_(static_cast<std::size_t>(block_rows * pairs_ * ldy_)),
+        one_tile_(g.filter_rows * g.filter_cols * g.in_depth <= kBf16MaxGridRows),
+        dy_(static_cast<std::size_t>(one_tile_ ? 0 : block_rows * pairs_ * ldy_)),
         pixels_(static_cast<std::size_t>(g.out_cols)) {
     if (g.data_format == ops::DataFormat::NCHW)
       nhwc_.resize(static_cast<std::size_t>(block_rows * g.out_cols * g.out_depth));
   }
-  static int max_rows(i64 columns) { return bf16_kernels()->grid_max_rows(columns); }
+  int max_rows(i64 columns) const { return one_tile_ ? kBf16MaxGridRows : bk_.grid_max_rows(columns); }
 
   void load(const bfloat16* x, const bfloat16* dy, i64 q, i64 nq) {
     fill_strips(g_, st_, x, q, nq, bits_.data());
@@ -113,12 +116,19 @@ class PairBlock {
     std::fill_n(bits + n, sx_, u16{0});
     for (i64 j = 0; j < n; ++j) words[j] = bits[j] | static_cast<u32>(bits[j + sx_]) << 16;
     const u16* rows = reinterpret_cast<const u16*>(nhwc_dy_rows(g_, dy, q, nq, nhwc_.data()));
+    if (one_tile_) {
+      rows_ = rows;
+      return;
+    }
     for (i64 i = 0; i < nq; ++i) {
       for (i64 j = 0; j < g_.out_cols; ++j) pixels_.data()[j] = rows + (i * g_.out_cols + j) * g_.out_depth;
       bk_.pack_pairs(pixels_.data(), 0, g_.out_cols, g_.out_depth, dy_.data() + i * pairs_ * ldy_, ldy_);
     }
   }
   void accumulate(int mr, i64 c0, i64 n, const long long* off, i64 nq, float* d) const {
+    if (one_tile_)
+      return bk_.grid_dy(mr, n, words_.data(), off, 2 * sx_, st_.floats, nq, rows_ + c0, g_.out_depth, g_.out_cols, d,
+                         g_.out_depth);
     bk_.grid(mr, n, words_.data(), off, 2 * sx_, st_.floats, pairs_, nq, dy_.data() + c0, ldy_, d, g_.out_depth);
   }
 
@@ -128,7 +138,10 @@ class PairBlock {
   const Bf16Kernels& bk_;
   i64 sx_, pairs_, ldy_;
   std::vector<u16> bits_;
-  std::vector<u32> words_, dy_;
+  std::vector<u32> words_;
+  bool one_tile_;
+  std::vector<u32> dy_;
+  const u16* rows_ = nullptr;   // the block's dy rows (NHWC) where one_tile_
   std::vector<bfloat16> nhwc_;  // the block's dy rows transposed from NCHW
   std::vector<const u16*> pixels_;
 };
@@ -162,7 +175,7 @@ void strips_filter_gradient(const Conv2DGeometry& g, const T* x, const T* dy, T*
       block.load(x, dy, q, nq);
       for (i64 c0 = 0; c0 < K; c0 += kFilterColumns) {
         const i64 cn = std::min(kFilterColumns, K - c0);
-        const i64 cap = Block::max_rows(cn), tiles = (rows + cap - 1) / cap;
+        const i64 cap = block.max_rows(cn), tiles = (rows + cap - 1) / cap;
         for (i64 tile = 0; tile < tiles; ++tile) {  // tiles of nearly equal height
           const i64 a = rows * tile / tiles, b = rows * (tile + 1) / tiles;
           block.accumulate(static_cast<int>(b - a), c0, cn, offset.data() + a, nq, d + a * K + c0);

@@ -124,6 +124,63 @@ void grid(int mr, i64 n, const u32* x, const i64* off, i64 sx, i64 rs, i64 cols,
   });
 }
 
+// The grid kernel on dy rows as they are (pixel-major, ldy values each, ow pixels per row) for
+// up to 32 columns: each pixel pair's two rows are interleaved in registers by vpunpck{l,h}wd,
+// which pairs columns within 128-bit lanes, so the accumulators hold the columns in that order
+// (acc[r][0]: 0-3, 8-11, 16-19, 24-27; acc[r][1]: the others), put back in order once, at the end.
+template <int MR>
+void grid_dy_tile(const u32* x, const i64* off, i64 sx, i64 rs, i64 nrows, const u16* y, i64 ldy, i64 ow, i64 n,
+                  float* d, i64 ldd) {
+  __m512 acc[MR][2];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  const __mmask32 in = mask32(n);
+  for (i64 i = 0; i < nrows; ++i) {
+    const u32* xr = x + i * rs;
+    const u16* yi = y + i * ow * ldy;
+    for (i64 p = 0, xq = 0; p < ow; p += 2, xq += sx) {
+      // A lone last pixel's partner: a load with no lanes (zeros, and no access past the row).
+      const __m512i a = _mm512_maskz_loadu_epi16(in, yi + p * ldy);
+      const __m512i b = _mm512_maskz_loadu_epi16(p + 1 < ow ? in : 0, yi + (p + 1) * ldy);
+      const __m512i pl = _mm512_unpacklo_epi16(a, b), ph = _mm512_unpackhi_epi16(a, b);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const __m512i w = _mm512_set1_epi32(static_cast<int>(xr[xq + off[r]]));
+        acc[r][0] = _mm512_dpbf16_ps(acc[r][0], (__m512bh)w, (__m512bh)pl);
+        acc[r][1] = _mm512_dpbf16_ps(acc[r][1], (__m512bh)w, (__m512bh)ph);
+      }
+    }
+  }
+  alignas(64) static constexpr int first[16] = {0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23};
+  alignas(64) static constexpr int second[16] = {8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31};
+  const __m512i i0 = _mm512_load_si512(first), i1 = _mm512_load_si512(second);
+  const __mmask16 m0 = mask16(n), m1 = mask16(n - 16);
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    float* dr = d + r * ldd;
+    const __m512 c0 = _mm512_permutex2var_ps(acc[r][0], i0, acc[r][1]);
+    const __m512 c1 = _mm512_permutex2var_ps(acc[r][0], i1, acc[r][1]);
+    _mm512_mask_storeu_ps(dr, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, dr), c0));
+    _mm512_mask_storeu_ps(dr + 16, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, dr + 16), c1));
+  }
+}
+
+template <int MR = 1>
+void grid_dy_rows(int mr, const u32* x, const i64* off, i64 sx, i64 rs, i64 nrows, const u16* y, i64 ldy, i64 ow, i64 n,
+                  float* d, i64 ldd) {
+  if constexpr (MR < kBf16MaxGridRows) {
+    if (mr != MR) return grid_dy_rows<MR + 1>(mr, x, off, sx, rs, nrows, y, ldy, ow, n, d, ldd);
+  }
+  grid_dy_tile<MR>(x, off, sx, rs, nrows, y, ldy, ow, n, d, ldd);
+}
+
+// Columns in chunks of 32; mr <= kBf16MaxGridRows.
+void grid_dy(int mr, i64 n, const u32* x, const i64* off, i64 sx, i64 rs, i64 nrows, const u16* y, i64 ldy, i64 ow,
+             float* d, i64 ldd) {
+  for (i64 col = 0; col < n; col += 32)
+    grid_dy_rows(mr, x, off, sx, rs, nrows, y + col, ldy, ow, n - col < 32 ? n - col : 32, d + col, ldd);
+}
+
 // The pairs kernel is the grid kernel on one row of pixel pairs, channel r at offset r.
 void pairs(int mr, i64 n, const u32* x, i64 ldx, const u32* y, i64 ldy, i64 npairs, float* d, i64 ldd) {
   static constexpr i64 kChannel[kBf16MaxRows] = {0, 1, 2, 3, 4, 5};
@@ -195,6 +252,6 @@ void rows(int mr, i64 n, const u16* const* a, i64 a_off, const u32* const* b, i6
 
 }  // namespace
 
-extern const Bf16Kernels kernels{&pack_pairs, &pairs, &rows, &grid, &grid_max_rows};
+extern const Bf16Kernels kernels{&pack_pairs, &pairs, &rows, &grid, &grid_max_rows, &grid_dy};
 
 }  // namespace dagrad::cpu::avx512bf16
