@@ -146,10 +146,8 @@ DAGRAD_HD std::int64_t c_offset(const ConvGemm& p, std::int64_t group, std::int6
       const std::int64_t iw = row % p.in_cols, t = row / p.in_cols;
       return x_offset(p, group, t / p.in_rows, t % p.in_rows, iw, col);
     }
-    case ConvKind::BackpropFilter: {
-      const std::int64_t ci = row % p.group_in, tap = row / p.group_in;
-      return filter_offset(p, group, tap / p.filter_cols, tap % p.filter_cols, ci, col);
-    }
+    case ConvKind::BackpropFilter:  // HWIO: row (kh, kw, ci) is already the filter's row index
+      return row * p.out_depth + group * p.group_out + col;
   }
   return -1;
 }

@@ -1,0 +1,80 @@
+// Launches the conv kernels a ConvPlan names, through a `launch` callable:
+//   launch(name, kernel, grid, block, args...)
+// conv2d.cu passes one that uses <<<>>> on the session's stream; the tests pass cuda_sim's, so
+// the kernel choice, grids and the split-K combine run on the host exactly as on a GPU.
+// See conv2d_generic.cuh for why these templates live in an anonymous namespace.
+#pragma once
+
+#include "dagrad/backends/cuda/conv2d_filter_nhwc.cuh"
+#include "dagrad/backends/cuda/conv2d_generic.cuh"
+#include "dagrad/backends/cuda/conv_plan.hpp"
+#include "dagrad/backends/cuda/device_types.cuh"
+
+namespace dagrad::cuda {
+namespace {
+
+template <class T, class Launch>
+void launch_filter_nhwc(const ConvGemm& p, const ConvPlan& plan, const T* x, const T* dy, T* out, acc_t<T>* work,
+                        Launch& launch) {
+  const FilterNhwcArgs args{p, plan.out_cols, plan.out_rows, plan.splits};
+  const TileShape t = plan.tile;
+  const dim3 grid(static_cast<unsigned>((p.m + t.bm - 1) / t.bm), static_cast<unsigned>((p.n + t.bn - 1) / t.bn),
+                  static_cast<unsigned>(p.groups * plan.splits));
+  const dim3 block(static_cast<unsigned>(t.threads));
+  auto go = [&](auto kernel) { launch("filter_nhwc kernel", kernel, grid, block, args, x, dy, out, work); };
+  // plan_conv takes the large tiles for chunked loads only.
+  if constexpr (is_reduced_v<T>) {
+    constexpr TileShape large = kFilterTensorLarge, small = kFilterTensorSmall;
+    if (t.bm == large.bm) {
+      go(filter_nhwc_wmma_kernel<T, large.bm, large.bk, large.threads, true>);
+    } else if (plan.chunked) {
+      go(filter_nhwc_wmma_kernel<T, small.bm, small.bk, small.threads, true>);
+    } else {
+      go(filter_nhwc_wmma_kernel<T, small.bm, small.bk, small.threads, false>);
+    }
+  } else {
+    static_assert(kFilterSimtLarge.threads == 256 && kFilterSimtSmall.threads == 256);
+    constexpr TileShape large = kFilterSimtLarge, small = kFilterSimtSmall;
+    if constexpr (std::is_same_v<T, float>) {
+      if (t.bm == large.bm) return go(filter_nhwc_simt_kernel<T, large.bm, large.bk, true>);
+    }
+    plan.chunked ? go(filter_nhwc_simt_kernel<T, small.bm, small.bk, true>)
+                 : go(filter_nhwc_simt_kernel<T, small.bm, small.bk, false>);
+  }
+}
+
+// C = A * B per group as `plan` says. With plan.splits > 1, `work` holds splits * groups * m * n
+// accumulators (acc_t). Requires m, n, k > 0 and a grid the GPU accepts (conv2d_kernels.cpp).
+template <class Launch>
+void launch_conv_plan(ElemType type, const ConvGemm& p, const ConvPlan& plan, const void* a, const void* b, void* c,
+                      void* work, Launch&& launch) {
+  visit_elem(type, [&]<class T>() {
+    if constexpr (is_float_v<T>) {
+      const auto* a_t = static_cast<const T*>(a);
+      const auto* b_t = static_cast<const T*>(b);
+      auto* out = static_cast<T*>(c);
+      auto* partial = static_cast<acc_t<T>*>(work);
+      if (plan.variant == ConvVariant::FilterNhwc) {
+        launch_filter_nhwc<T>(p, plan, a_t, b_t, out, partial, launch);
+      } else {
+        const TileShape t = plan.tile;
+        const dim3 grid(static_cast<unsigned>((p.m + t.bm - 1) / t.bm), static_cast<unsigned>((p.n + t.bn - 1) / t.bn),
+                        static_cast<unsigned>(p.groups * plan.splits));
+        const dim3 block(static_cast<unsigned>(t.threads));
+        if constexpr (is_reduced_v<T>) {
+          launch("conv_wmma_kernel", conv_wmma_kernel<T>, grid, block, p, a_t, b_t, out, partial, plan.splits);
+        } else {
+          launch("conv_simt_kernel", conv_simt_kernel<T>, grid, block, p, a_t, b_t, out, partial, plan.splits);
+        }
+      }
+      if (plan.splits > 1) {
+        const std::int64_t total = p.groups * p.m * p.n;
+        launch("conv_combine_kernel", conv_combine_kernel<T>, dim3(grid_for(total, 256)), dim3(256), p,
+               static_cast<const acc_t<T>*>(partial), out, plan.splits);
+      }
+    }
+  });
+}
+
+}  // namespace
+}  // namespace dagrad::cuda
