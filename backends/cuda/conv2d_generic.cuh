@@ -24,11 +24,13 @@ __device__ __forceinline__ acc_t<T> load_or_zero(const T* base, int64_t offset) 
 }
 
 // Where the block's result for C[row, col] goes: the output, or the split's partial slice.
-template <class T, class Acc>
+// kRowMajorC: the kernel's C is a row-major matrix (row_major_c_offset): no switch on the op.
+template <class T, class Acc, bool kRowMajorC = false>
 __device__ __forceinline__ void store_result(const ConvGemm& p, int64_t group, int split, int splits, int64_t row,
                                              int64_t col, Acc value, T* c, Acc* work) {
   if (splits == 1) {
-    c[c_offset(p, group, row, col)] = from_acc<T>(value);
+    const int64_t offset = kRowMajorC ? row_major_c_offset(p, group, row, col) : c_offset(p, group, row, col);
+    c[offset] = from_acc<T>(value);
   } else {
     work[((split * p.groups + group) * p.m + row) * p.n + col] = value;
   }

@@ -61,7 +61,7 @@ void run_own_conv(KernelContext& c, ConvKind kind) {
     ConvGemm nhwc = p;
     nhwc.nchw = false;
     finish_conv_gemm(&nhwc);
-    if (filter_nhwc_applies(nhwc)) {
+    if (nhwc_variant(nhwc) == ConvVariant::FilterNhwc) {
       x_nhwc = nhwc_copy(c, a, launch.stream);
       dy_nhwc = nhwc_copy(c, b, launch.stream);
       a_data = x_nhwc->data();

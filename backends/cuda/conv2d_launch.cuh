@@ -5,41 +5,41 @@
 // See conv2d_generic.cuh for why these templates live in an anonymous namespace.
 #pragma once
 
-#include "dagrad/backends/cuda/conv2d_filter_nhwc.cuh"
 #include "dagrad/backends/cuda/conv2d_generic.cuh"
+#include "dagrad/backends/cuda/conv2d_nhwc.cuh"
 #include "dagrad/backends/cuda/conv_plan.hpp"
 #include "dagrad/backends/cuda/device_types.cuh"
 
 namespace dagrad::cuda {
 namespace {
 
-template <class T, class Launch>
-void launch_filter_nhwc(const ConvGemm& p, const ConvPlan& plan, const T* x, const T* dy, T* out, acc_t<T>* work,
-                        Launch& launch) {
-  const FilterNhwcArgs args{p, plan.out_cols, plan.out_rows, plan.splits};
+// The NHWC kernels with loader `Loader<T, bm, bk, threads, chunked, a_k_major>` for plan.tile.
+// plan_conv takes the large tiles for chunked loads only.
+template <class T, template <class, int, int, int, bool, bool> class Loader, class Launch>
+void launch_nhwc(const ConvGemm& p, const ConvPlan& plan, const T* a, const T* b, T* out, acc_t<T>* work,
+                 Launch& launch) {
+  const NhwcArgs args{p, plan.out_cols, plan.out_rows, plan.group_in, plan.filter_cols, plan.splits};
   const TileShape t = plan.tile;
   const dim3 grid(static_cast<unsigned>((p.m + t.bm - 1) / t.bm), static_cast<unsigned>((p.n + t.bn - 1) / t.bn),
                   static_cast<unsigned>(p.groups * plan.splits));
   const dim3 block(static_cast<unsigned>(t.threads));
-  auto go = [&](auto kernel) { launch("filter_nhwc kernel", kernel, grid, block, args, x, dy, out, work); };
-  // plan_conv takes the large tiles for chunked loads only.
+  auto go = [&](auto kernel) { launch("nhwc conv kernel", kernel, grid, block, args, a, b, out, work); };
   if constexpr (is_reduced_v<T>) {
-    constexpr TileShape large = kFilterTensorLarge, small = kFilterTensorSmall;
+    constexpr TileShape large = kNhwcTensorLarge, small = kNhwcTensorSmall;
     if (t.bm == large.bm) {
-      go(filter_nhwc_wmma_kernel<T, large.bm, large.bk, large.threads, true>);
+      go(nhwc_wmma_kernel<Loader<T, large.bm, large.bk, large.threads, true, false>>);
     } else if (plan.chunked) {
-      go(filter_nhwc_wmma_kernel<T, small.bm, small.bk, small.threads, true>);
+      go(nhwc_wmma_kernel<Loader<T, small.bm, small.bk, small.threads, true, false>>);
     } else {
-      go(filter_nhwc_wmma_kernel<T, small.bm, small.bk, small.threads, false>);
+      go(nhwc_wmma_kernel<Loader<T, small.bm, small.bk, small.threads, false, false>>);
     }
   } else {
-    static_assert(kFilterSimtLarge.threads == 256 && kFilterSimtSmall.threads == 256);
-    constexpr TileShape large = kFilterSimtLarge, small = kFilterSimtSmall;
+    constexpr TileShape large = kNhwcSimtLarge, small = kNhwcSimtSmall;
     if constexpr (std::is_same_v<T, float>) {
-      if (t.bm == large.bm) return go(filter_nhwc_simt_kernel<T, large.bm, large.bk, true>);
+      if (t.bm == large.bm) return go(nhwc_simt_kernel<Loader<T, large.bm, large.bk, large.threads, true, true>>);
     }
-    plan.chunked ? go(filter_nhwc_simt_kernel<T, small.bm, small.bk, true>)
-                 : go(filter_nhwc_simt_kernel<T, small.bm, small.bk, false>);
+    plan.chunked ? go(nhwc_simt_kernel<Loader<T, small.bm, small.bk, small.threads, true, true>>)
+                 : go(nhwc_simt_kernel<Loader<T, small.bm, small.bk, small.threads, false, true>>);
   }
 }
 
@@ -55,7 +55,9 @@ void launch_conv_plan(ElemType type, const ConvGemm& p, const ConvPlan& plan, co
       auto* out = static_cast<T*>(c);
       auto* partial = static_cast<acc_t<T>*>(work);
       if (plan.variant == ConvVariant::FilterNhwc) {
-        launch_filter_nhwc<T>(p, plan, a_t, b_t, out, partial, launch);
+        launch_nhwc<T, FilterSlabLoader>(p, plan, a_t, b_t, out, partial, launch);
+      } else if (plan.variant == ConvVariant::ForwardNhwc) {
+        launch_nhwc<T, ForwardSlabLoader>(p, plan, a_t, b_t, out, partial, launch);
       } else {
         const TileShape t = plan.tile;
         const dim3 grid(static_cast<unsigned>((p.m + t.bm - 1) / t.bm), static_cast<unsigned>((p.n + t.bn - 1) / t.bn),

@@ -135,6 +135,12 @@ DAGRAD_HD std::int64_t b_offset(const ConvGemm& p, std::int64_t group, std::int6
   return -1;
 }
 
+// C[row, col] where C is a row-major [m, out_depth] matrix: the filter gradient (HWIO, whose row
+// (kh, kw, ci) is the filter's row index) and the NHWC Conv2D output (row = pixel).
+DAGRAD_HD std::int64_t row_major_c_offset(const ConvGemm& p, std::int64_t group, std::int64_t row, std::int64_t col) {
+  return row * p.out_depth + group * p.group_out + col;
+}
+
 // C[row, col]: where the result goes in the output tensor.
 DAGRAD_HD std::int64_t c_offset(const ConvGemm& p, std::int64_t group, std::int64_t row, std::int64_t col) {
   switch (p.kind) {
@@ -146,8 +152,8 @@ DAGRAD_HD std::int64_t c_offset(const ConvGemm& p, std::int64_t group, std::int6
       const std::int64_t iw = row % p.in_cols, t = row / p.in_cols;
       return x_offset(p, group, t / p.in_rows, t % p.in_rows, iw, col);
     }
-    case ConvKind::BackpropFilter:  // HWIO: row (kh, kw, ci) is already the filter's row index
-      return row * p.out_depth + group * p.group_out + col;
+    case ConvKind::BackpropFilter:
+      return row_major_c_offset(p, group, row, col);
   }
   return -1;
 }

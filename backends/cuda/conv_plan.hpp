@@ -3,13 +3,14 @@
 //
 // - Generic: any conv op, layout and size; every operand element is gathered through
 //   conv_index.hpp's offset functions.
-// - FilterNhwc: the NHWC filter gradient (NCHW runs it on NHWC copies, conv2d_kernels.cpp). B (dy) and C (the filter gradient) are plain row-major
-//   matrices there, so only A (the input) is gathered, with each thread's filter rows decoded
-//   once per launch and its pixels decoded with FastDivmod; operands move in 16-byte chunks
-//   when the group's channel counts allow, and the next k-slab is loaded while the current one
-//   is multiplied (double-buffered shared memory).
+// - FilterNhwc (NHWC filter gradient; NCHW runs it on NHWC copies, conv2d_kernels.cpp) and
+//   ForwardNhwc (NHWC Conv2D): B and C are plain row-major matrices there, so only A (the input)
+//   is gathered; each thread decodes its fixed indices once and the moving ones with
+//   FastDivmod, operands move in 16-byte chunks when the group's channel counts allow, and the
+//   next k-slab is loaded while the current one is multiplied (conv2d_nhwc.cuh).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "dagrad/backends/cuda/conv_index.hpp"
@@ -18,20 +19,21 @@
 
 namespace dagrad::cuda {
 
-enum class ConvVariant : int { Generic, FilterNhwc };
+enum class ConvVariant : int { Generic, FilterNhwc, ForwardNhwc };
 
-// The FilterNhwc tiles: square bm = bn tiles, `threads` threads staging bk-deep slabs.
-inline constexpr TileShape kFilterTensorLarge{128, 128, 32, 256};  // 8 warps of 64 x 32 (wmma)
-inline constexpr TileShape kFilterTensorSmall{64, 64, 32, 128};    // 4 warps of 32 x 32
-inline constexpr TileShape kFilterSimtLarge{128, 128, 8, 256};     // 8 x 8 results per thread
-inline constexpr TileShape kFilterSimtSmall{64, 64, 16, 256};      // 4 x 4 results per thread
+// The NHWC kernels' tiles: square bm = bn tiles, `threads` threads staging bk-deep slabs.
+inline constexpr TileShape kNhwcTensorLarge{128, 128, 32, 256};  // 8 warps of 64 x 32 (wmma)
+inline constexpr TileShape kNhwcTensorSmall{64, 64, 32, 128};    // 4 warps of 32 x 32
+inline constexpr TileShape kNhwcSimtLarge{128, 128, 8, 256};     // 8 x 8 results per thread
+inline constexpr TileShape kNhwcSimtSmall{64, 64, 16, 256};      // 4 x 4 results per thread
 
 struct ConvPlan {
   ConvVariant variant = ConvVariant::Generic;
   TileShape tile = kSimtTile;
   int splits = 1;
-  bool chunked = false;  // FilterNhwc: group_in and group_out are multiples of the 16-byte chunk
-  FastDivmod out_cols, out_rows;  // FilterNhwc: pixel index -> (image, row, column)
+  bool chunked = false;  // NHWC kernels: group_in and group_out are multiples of the 16-byte chunk
+  FastDivmod out_cols, out_rows;     // FilterNhwc: pixel index -> (image, row, column)
+  FastDivmod group_in, filter_cols;  // ForwardNhwc: k -> (tap, channel), tap -> (kh, kw)
 };
 
 inline int element_bytes(ElemType type) {
@@ -50,28 +52,35 @@ inline std::int64_t conv_accumulator_bytes(ElemType type) { return type == ElemT
 
 inline bool uses_tensor_cores(ElemType type) { return type == ElemType::Half || type == ElemType::BFloat16; }
 
-// FilterNhwc needs pixel indices below 2^31 (FastDivmod) and per-group sizes the grid can hold.
-inline bool filter_nhwc_applies(const ConvGemm& p) {
+// The NHWC kernels decode the moving index (pixels for the filter gradient, k for Conv2D) with
+// FastDivmod, so it must stay below 2^31; the grid must hold the per-group sizes.
+inline ConvVariant nhwc_variant(const ConvGemm& p) {
   constexpr std::int64_t kMaxIndex = (std::int64_t{1} << 31) - 1;
-  return p.kind == ConvKind::BackpropFilter && !p.nchw && p.k <= kMaxIndex && p.out_rows <= kMaxIndex &&
-         p.out_cols <= kMaxIndex;
+  if (p.nchw) return ConvVariant::Generic;
+  if (p.kind == ConvKind::BackpropFilter && p.k <= kMaxIndex && p.out_rows <= kMaxIndex && p.out_cols <= kMaxIndex) {
+    return ConvVariant::FilterNhwc;
+  }
+  if (p.kind == ConvKind::Forward && p.k <= kMaxIndex) return ConvVariant::ForwardNhwc;
+  return ConvVariant::Generic;
 }
 
 // `aligned`: both operands start on a 16-byte boundary (device allocations always do).
 inline ConvPlan plan_conv(ElemType type, const ConvGemm& p, int sm_count, bool aligned = true) {
   ConvPlan plan;
   const bool tensor = uses_tensor_cores(type);
-  if (filter_nhwc_applies(p)) {
-    plan.variant = ConvVariant::FilterNhwc;
+  plan.variant = nhwc_variant(p);
+  if (plan.variant != ConvVariant::Generic) {
     const std::int64_t chunk = 16 / element_bytes(type);
     plan.chunked = aligned && p.group_in % chunk == 0 && p.group_out % chunk == 0;
     // Large tiles only where both sides fill most of them, and never for double (8 x 8 double
-    // accumulators would not fit the registers) or element-wise loads (their per-element filter
-    // row decodes would spill).
+    // accumulators would not fit the registers) or element-wise loads (their per-element
+    // decodes would spill).
     const bool large = p.m >= 96 && p.n >= 96 && type != ElemType::Float64 && plan.chunked;
-    plan.tile = tensor ? (large ? kFilterTensorLarge : kFilterTensorSmall) : (large ? kFilterSimtLarge : kFilterSimtSmall);
-    plan.out_cols = make_fast_divmod(static_cast<std::uint32_t>(p.out_cols));
-    plan.out_rows = make_fast_divmod(static_cast<std::uint32_t>(p.out_rows));
+    plan.tile = tensor ? (large ? kNhwcTensorLarge : kNhwcTensorSmall) : (large ? kNhwcSimtLarge : kNhwcSimtSmall);
+    plan.out_cols = make_fast_divmod(static_cast<std::uint32_t>(std::max<std::int64_t>(p.out_cols, 1)));
+    plan.out_rows = make_fast_divmod(static_cast<std::uint32_t>(std::max<std::int64_t>(p.out_rows, 1)));
+    plan.group_in = make_fast_divmod(static_cast<std::uint32_t>(p.group_in));
+    plan.filter_cols = make_fast_divmod(static_cast<std::uint32_t>(p.filter_cols));
   } else {
     plan.tile = tensor ? kTensorTile : kSimtTile;
   }

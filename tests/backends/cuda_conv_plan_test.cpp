@@ -79,17 +79,17 @@ TEST_CASE("plan_conv: NHWC filter gradients get the FilterNhwc kernel and a tile
     const ConvPlan plan = plan_conv(t, wide, 132);
     CHECK(plan.variant == ConvVariant::FilterNhwc);
     CHECK(plan.chunked);
-    CHECK(plan.tile.bm == kFilterTensorLarge.bm);
+    CHECK(plan.tile.bm == kNhwcTensorLarge.bm);
   }
-  CHECK(plan_conv(ElemType::Float32, wide, 132).tile.bm == kFilterSimtLarge.bm);
-  CHECK(plan_conv(ElemType::Float64, wide, 132).tile.bm == kFilterSimtSmall.bm);  // double: small tile always
+  CHECK(plan_conv(ElemType::Float32, wide, 132).tile.bm == kNhwcSimtLarge.bm);
+  CHECK(plan_conv(ElemType::Float64, wide, 132).tile.bm == kNhwcSimtSmall.bm);  // double: small tile always
 
   // A first layer: 9 filter rows, channels not a multiple of the 16-byte chunk.
   const ConvGemm first = filter_gemm({32, 28, 28, 1}, {3, 3, 1, 32});
   const ConvPlan p1 = plan_conv(ElemType::Half, first, 132);
   CHECK(p1.variant == ConvVariant::FilterNhwc);
   CHECK_FALSE(p1.chunked);
-  CHECK(p1.tile.bm == kFilterTensorSmall.bm);
+  CHECK(p1.tile.bm == kNhwcTensorSmall.bm);
   CHECK(p1.splits > 1);  // one C tile: split k to fill the GPU
   CHECK(p1.out_cols.divisor == 28);
   CHECK(p1.out_rows.divisor == 28);
@@ -97,7 +97,7 @@ TEST_CASE("plan_conv: NHWC filter gradients get the FilterNhwc kernel and a tile
   // Many filter rows but channels of 14: element-wise loads, so the small tile.
   const ConvPlan unchunked = plan_conv(ElemType::Float32, filter_gemm({4, 8, 8, 14}, {3, 3, 14, 128}), 132);
   CHECK_FALSE(unchunked.chunked);
-  CHECK(unchunked.tile.bm == kFilterSimtSmall.bm);
+  CHECK(unchunked.tile.bm == kNhwcSimtSmall.bm);
   // plan_conv gives NCHW the generic kernel (run_own_conv copies NCHW filter-gradient operands to NHWC first).
   CHECK(plan_conv(ElemType::Float32, filter_gemm({4, 16, 8, 8}, {3, 3, 16, 16}, "NCHW"), 132).variant ==
         ConvVariant::Generic);

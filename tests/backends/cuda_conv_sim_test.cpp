@@ -35,7 +35,7 @@ struct SimLaunch {
 // A buffer of exactly the tensor's bytes, so that the sanitizer sees any access past its end.
 std::vector<std::byte> exact_copy(const Tensor& t) {
   std::vector<std::byte> bytes(static_cast<std::size_t>(t.nbytes()));
-  std::memcpy(bytes.data(), t.raw_data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), t.raw_data(), bytes.size());
   return bytes;
 }
 
@@ -56,7 +56,7 @@ Tensor run_simulated(DType dtype, const ConvGemm& p, const ConvPlan& plan, const
 }
 
 struct Tally {
-  int runs = 0, split_runs = 0, filter_nhwc_runs = 0, chunked_runs = 0, large_tile_runs = 0;
+  int runs = 0, split_runs = 0, filter_nhwc_runs = 0, forward_nhwc_runs = 0, chunked_runs = 0, large_tile_runs = 0;
 };
 
 // Every conv op of `c` in every float dtype, with the backend's plan for a 132-SM GPU, a forced
@@ -109,9 +109,10 @@ void check_case(const testing::ConvCase& c, std::mt19937& rng, Tally& tally) {
         ++tally.runs;
         tally.split_runs += plan.splits > 1;
         tally.filter_nhwc_runs += plan.variant == ConvVariant::FilterNhwc;
+        tally.forward_nhwc_runs += plan.variant == ConvVariant::ForwardNhwc;
         tally.chunked_runs += plan.chunked;
-        tally.large_tile_runs += plan.variant == ConvVariant::FilterNhwc &&
-                                 (plan.tile.bm == kFilterTensorLarge.bm || plan.tile.bm == kFilterSimtLarge.bm);
+        tally.large_tile_runs += plan.variant != ConvVariant::Generic &&
+                                 (plan.tile.bm == kNhwcTensorLarge.bm || plan.tile.bm == kNhwcSimtLarge.bm);
       }
     }
   }
@@ -126,9 +127,10 @@ TEST_CASE("cuda conv kernels run on the host simulator equal the reference bit f
   CHECK(tally.runs > 300);
   CHECK(tally.split_runs > 100);
   CHECK(tally.filter_nhwc_runs > 20);
+  CHECK(tally.forward_nhwc_runs > 20);
 }
 
-TEST_CASE("cuda FilterNhwc kernel on the simulator: 16-byte chunks and large tiles", "[cuda-host][conv]") {
+TEST_CASE("cuda NHWC conv kernels on the simulator: 16-byte chunks and large tiles", "[cuda-host][conv]") {
   std::mt19937 rng(99);
   Tally tally;
   // Channels per group in multiples of 8 (a 16-byte chunk of half), enough of them for large tiles.

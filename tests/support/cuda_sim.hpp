@@ -75,15 +75,7 @@ class Block {
 
   // Runs every thread of the current block to completion.
   void run() {
-    for (unsigned t = 0; t < fibers_.size(); ++t) {
-      Fiber& f = fibers_[t];
-      f.state = State::Ready;
-      getcontext(&f.context);
-      f.context.uc_stack.ss_sp = f.stack;
-      f.context.uc_stack.ss_size = kStackBytes;
-      f.context.uc_link = &scheduler_;
-      makecontext(&f.context, &Block::entry, 0);
-    }
+    for (Fiber& f : fibers_) start(f);
     for (;;) {
       for (unsigned t = 0; t < fibers_.size(); ++t) {
         if (fibers_[t].state == State::Ready) resume(t);
@@ -108,6 +100,16 @@ class Block {
     char* stack = nullptr;
     State state = State::Ready;
   };
+
+  // Not inlined into run(): getcontext returns twice, which would clobber run()'s locals.
+  [[gnu::noinline]] void start(Fiber& f) {
+    f.state = State::Ready;
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = f.stack;
+    f.context.uc_stack.ss_size = kStackBytes;
+    f.context.uc_link = &scheduler_;
+    makecontext(&f.context, &Block::entry, 0);
+  }
 
   static void entry() {
     Block& b = *current();
