@@ -1,6 +1,9 @@
-// GPU benchmark of Conv2DBackpropFilterV2: dagrad's own CUDA kernel against cuDNN (through the
-// "cudnn" backend) on the CPU benchmark's shapes plus larger batches, in half, bfloat16 and float32.
-// Prints one line per case and the geometric mean of cuDNN time / dagrad time per dtype.
+// GPU benchmark of the conv ops: dagrad's own CUDA kernels against cuDNN (through the "cudnn"
+// backend) on the CPU benchmark's shapes and on the same shapes with 4x the batch, in half,
+// bfloat16 and float32. Conv2DBackpropFilterV2 first (the goal), then Conv2D and
+// Conv2DBackpropInputV2. Prints one line per case and the geometric mean of cuDNN time / dagrad
+// time per op and dtype.
+// Usage: dagrad_cuda_conv_bench [iterations]   (default 10)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -64,40 +67,48 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::mt19937 rng(1);
-  std::map<std::string, std::vector<double>> ratios;
-  std::printf("%-34s %-9s %10s %10s %9s %9s\n", "Conv2DBackpropFilterV2 N,HW,C,K,k,s,pad,d", "dtype", "dagrad ms",
-              "cuDNN ms", "TFLOP/s", "cuDNN/dg");
-  for (const BenchShape& s : kShapes) {
-    ops::Conv2DOptions o{.strides = {1, s.stride, s.stride, 1}, .padding = s.padding};
-    o.dilations = {1, s.dilation, s.dilation, 1};
-    const Shape input{s.n, s.hw, s.hw, s.c}, filter{s.kernel, s.kernel, s.c, s.k};
-    const auto g = ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", ops::conv2d_attr_map(o)), input, filter);
-    // cuDNN pads symmetrically only; with asymmetric SAME padding the "cudnn" backend falls back
-    // to dagrad's kernel, so there is nothing to compare.
-    const bool cudnn_applies = g.pad_top == g.pad_bottom && g.pad_left == g.pad_right;
-    char label[64];
-    std::snprintf(label, sizeof label, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)s.n, (long long)s.hw,
-                  (long long)s.c, (long long)s.k, (long long)s.kernel, (long long)s.stride, s.padding, (long long)s.dilation);
-    for (DType t : {DType::Half, DType::BFloat16, DType::Float32}) {
-      const Tensor x = random_on_device(t, input, rng), f = random_on_device(t, filter, rng);
-      const Tensor dy = random_on_device(t, Shape(g.output_dims()), rng);
-      const AttrMap attrs = ops::conv2d_attr_map(o);
-      auto run = [&](const char* backend) {
-        return [&, backend] { run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.backend = backend}); };
-      };
-      const double own = time_ms(run("cuda"), iterations);
-      const double cudnn = cudnn_applies ? time_ms(run("cudnn"), iterations) : NAN;
-      const double tflops = g.flops() / (own * 1e-3) / 1e12;
-      if (cudnn_applies) ratios[std::string(dtype_name(t))].push_back(cudnn / own);
-      std::printf("%-34s %-9s %10.3f %10.3f %9.2f %9.2f%s\n", label, std::string(dtype_name(t)).c_str(), own, cudnn,
-                  tflops, cudnn / own, cudnn_applies ? "" : "  (asymmetric padding: no cuDNN case)");
+  std::map<std::string, std::vector<double>> ratios;  // "op dtype" -> cuDNN / dagrad per shape
+  const char* ops[] = {"Conv2DBackpropFilterV2", "Conv2D", "Conv2DBackpropInputV2"};
+  for (const char* op : ops) {
+    std::printf("\n%-40s %-9s %10s %10s %9s %9s\n", op, "dtype", "dagrad ms", "cuDNN ms", "TFLOP/s", "cuDNN/dg");
+    for (const i64 batch_scale : {1, 4}) {
+      for (const BenchShape& s : kShapes) {
+        ops::Conv2DOptions o{.strides = {1, s.stride, s.stride, 1}, .padding = s.padding};
+        o.dilations = {1, s.dilation, s.dilation, 1};
+        const Shape input{s.n * batch_scale, s.hw, s.hw, s.c}, filter{s.kernel, s.kernel, s.c, s.k};
+        const auto g =
+            ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", ops::conv2d_attr_map(o)), input, filter);
+        // cuDNN pads symmetrically only; with asymmetric SAME padding the "cudnn" backend falls back
+        // to dagrad's kernel, so there is nothing to compare.
+        const bool cudnn_applies = g.pad_top == g.pad_bottom && g.pad_left == g.pad_right;
+        char label[64];
+        std::snprintf(label, sizeof label, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)input[0], (long long)s.hw,
+                      (long long)s.c, (long long)s.k, (long long)s.kernel, (long long)s.stride, s.padding,
+                      (long long)s.dilation);
+        for (DType t : {DType::Half, DType::BFloat16, DType::Float32}) {
+          const Tensor x = random_on_device(t, input, rng), f = random_on_device(t, filter, rng);
+          const Tensor dy = random_on_device(t, Shape(g.output_dims()), rng);
+          const AttrMap attrs = ops::conv2d_attr_map(o);
+          const std::string name = op;
+          const std::vector<Tensor> inputs = name == "Conv2D" ? std::vector<Tensor>{x, f} : std::vector<Tensor>{x, f, dy};
+          auto run = [&](const char* backend) {
+            return [&, backend] { run_op(name, inputs, attrs, {.backend = backend}); };
+          };
+          const double own = time_ms(run("cuda"), iterations);
+          const double cudnn = cudnn_applies ? time_ms(run("cudnn"), iterations) : NAN;
+          const double tflops = g.flops() / (own * 1e-3) / 1e12;
+          if (cudnn_applies) ratios[name + " " + std::string(dtype_name(t))].push_back(cudnn / own);
+          std::printf("%-40s %-9s %10.3f %10.3f %9.2f %9.2f%s\n", label, std::string(dtype_name(t)).c_str(), own, cudnn,
+                      tflops, cudnn / own, cudnn_applies ? "" : "  (asymmetric padding: no cuDNN case)");
+        }
+      }
     }
   }
-  std::printf("\nsummary: geometric mean of cuDNN time / dagrad time (>= 0.9 is the goal)\n");
-  for (const auto& [dtype, values] : ratios) {
+  std::printf("\nsummary: geometric mean of cuDNN time / dagrad time (goal: >= 0.9 for Conv2DBackpropFilterV2)\n");
+  for (const auto& [key, values] : ratios) {
     double log_sum = 0;
     for (double r : values) log_sum += std::log(r);
-    std::printf("  %-9s %.3f over %zu shapes\n", dtype.c_str(), std::exp(log_sum / values.size()), values.size());
+    std::printf("  %-32s %.3f over %zu shapes\n", key.c_str(), std::exp(log_sum / values.size()), values.size());
   }
   return 0;
 }

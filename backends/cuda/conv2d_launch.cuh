@@ -18,7 +18,15 @@ namespace {
 template <class T, template <class, int, int, int, bool, bool> class Loader, class Launch>
 void launch_nhwc(const ConvGemm& p, const ConvPlan& plan, const T* a, const T* b, T* out, acc_t<T>* work,
                  Launch& launch) {
-  const NhwcArgs args{p, plan.out_cols, plan.out_rows, plan.group_in, plan.filter_cols, plan.splits};
+  const NhwcArgs args{p,
+                      plan.out_cols,
+                      plan.out_rows,
+                      plan.group_in,
+                      plan.filter_cols,
+                      plan.group_out,
+                      plan.stride_rows,
+                      plan.stride_cols,
+                      plan.splits};
   const TileShape t = plan.tile;
   const dim3 grid(static_cast<unsigned>((p.m + t.bm - 1) / t.bm), static_cast<unsigned>((p.n + t.bn - 1) / t.bn),
                   static_cast<unsigned>(p.groups * plan.splits));
@@ -58,6 +66,8 @@ void launch_conv_plan(ElemType type, const ConvGemm& p, const ConvPlan& plan, co
         launch_nhwc<T, FilterSlabLoader>(p, plan, a_t, b_t, out, partial, launch);
       } else if (plan.variant == ConvVariant::ForwardNhwc) {
         launch_nhwc<T, ForwardSlabLoader>(p, plan, a_t, b_t, out, partial, launch);
+      } else if (plan.variant == ConvVariant::InputNhwc) {
+        launch_nhwc<T, InputSlabLoader>(p, plan, a_t, b_t, out, partial, launch);
       } else {
         const TileShape t = plan.tile;
         const dim3 grid(static_cast<unsigned>((p.m + t.bm - 1) / t.bm), static_cast<unsigned>((p.n + t.bn - 1) / t.bn),

@@ -47,13 +47,17 @@ __global__ void __launch_bounds__(Loader::kThreads)
   constexpr int kWarpRows = kBm / 2, kWarpCols = kBm / kWarpsN;
   constexpr int kFragsM = kWarpRows / 16, kFragsN = kWarpCols / 16;
   constexpr int kLdA = Loader::kLdA, kLdB = Loader::kLdB;
-  constexpr int kSlabA = Loader::kAKMajor ? kBk * kLdA : kBm * kLdA, kSlabB = kBk * kLdB;
+  constexpr int kSlabA = Loader::kAKMajor ? kBk * kLdA : kBm * kLdA;
+  constexpr int kSlabB = Loader::kBKMajor ? kBk * kLdB : kBm * kLdB;
   constexpr int kBytes = 2 * (kSlabA + kSlabB) * static_cast<int>(sizeof(T));
   static_assert(kBytes >= kWarps * 256 * 4, "the epilogue staging reuses the slab buffers");
   static_assert(kBk % 16 == 0 && kWarpRows % 16 == 0 && kWarpCols % 16 == 0, "whole wmma tiles");
   // wmma wants 32-byte aligned tiles: every slab buffer and 16-row step must keep that.
-  static_assert((kSlabA * sizeof(T)) % 32 == 0 && (kSlabB * sizeof(T)) % 32 == 0 && (16 * kLdA * sizeof(T)) % 32 == 0);
+  static_assert((kSlabA * sizeof(T)) % 32 == 0 && (kSlabB * sizeof(T)) % 32 == 0 && (16 * kLdA * sizeof(T)) % 32 == 0 &&
+                (16 * kLdB * sizeof(T)) % 32 == 0);
+  // A(m, k) and B(k, n) as the loader stores them: [k][m] is column-major A, [n][k] column-major B.
   using ALayout = std::conditional_t<Loader::kAKMajor, wmma::col_major, wmma::row_major>;
+  using BLayout = std::conditional_t<Loader::kBKMajor, wmma::row_major, wmma::col_major>;
   __shared__ __align__(32) unsigned char smem[kBytes];
   T* slabs = reinterpret_cast<T*>(smem);  // A0, A1, B0, B1
 
@@ -77,14 +81,17 @@ __global__ void __launch_bounds__(Loader::kThreads)
 #pragma unroll
     for (int kk = 0; kk < kBk; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, T, ALayout> fa[kFragsM];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb[kFragsN];
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, BLayout> fb[kFragsN];
 #pragma unroll
       for (int i = 0; i < kFragsM; ++i) {
-        const int row = warp_m + 16 * i;  // A(row, kk): [k][m] is column-major A, [m][k] row-major
+        const int row = warp_m + 16 * i;
         wmma::load_matrix_sync(fa[i], as + (Loader::kAKMajor ? kk * kLdA + row : row * kLdA + kk), kLdA);
       }
 #pragma unroll
-      for (int j = 0; j < kFragsN; ++j) wmma::load_matrix_sync(fb[j], bs + kk * kLdB + warp_n + 16 * j, kLdB);
+      for (int j = 0; j < kFragsN; ++j) {
+        const int col = warp_n + 16 * j;
+        wmma::load_matrix_sync(fb[j], bs + (Loader::kBKMajor ? kk * kLdB + col : col * kLdB + kk), kLdB);
+      }
 #pragma unroll
       for (int i = 0; i < kFragsM; ++i) {
 #pragma unroll
@@ -111,11 +118,11 @@ __global__ void __launch_bounds__(Loader::kThreads)
 
 // float32 / float64 on CUDA cores: 16 x 16 threads, each a (bm / 16)^2 micro-tile made of two
 // row halves and two column halves, bm / 2 apart, so a warp's shared-memory reads are vectors of
-// consecutive elements. The loader stores A k-major.
+// consecutive elements. The loader stores A and B k-major.
 template <class Loader, class T = typename Loader::Type>
 __global__ void __launch_bounds__(256)
     nhwc_simt_kernel(const __grid_constant__ NhwcArgs args, const T* a, const T* b, T* out, T* work) {
-  static_assert(Loader::kThreads == 256 && Loader::kAKMajor);
+  static_assert(Loader::kThreads == 256 && Loader::kAKMajor && Loader::kBKMajor);
   constexpr int kBm = Loader::kBm, kBk = Loader::kBk, kMicro = kBm / 16, kHalf = kMicro / 2;
   constexpr int kLdA = Loader::kLdA, kLdB = Loader::kLdB, kSlabA = kBk * kLdA, kSlabB = kBk * kLdB;
   using Pair = Vec<T, kHalf>;

@@ -1,11 +1,13 @@
 // The slab loaders of the NHWC implicit-GEMM kernels (conv2d_nhwc.cuh). Each thread stages
 // fixed 16-byte chunks of a slab: its share of decoding is done once per launch where the index
 // is fixed (filter rows, or output pixels) and with FastDivmod where it moves with k. A loader
-// leaves A in shared memory as a_layout says and B as [k][n], both with 16-byte aligned rows.
+// leaves A and B in shared memory k-major or not as kAKMajor and kBKMajor say, in 16-byte aligned rows.
 //   FilterSlabLoader (Conv2DBackpropFilter): dF[(kh, kw, ci), co] = sum over pixels of
 //     x[b, h(oh, kh), w(ow, kw), ci] * dy[pixel, co]; dy is a plain [pixels, out_depth] matrix.
 //   ForwardSlabLoader (Conv2D): y[pixel, co] = sum over (kh, kw, ci) of x[b, h(oh, kh), w(ow, kw), ci]
 //     * f[(kh, kw, ci), co]; the HWIO filter is a plain [taps * in, out_depth] matrix.
+//   InputSlabLoader (Conv2DBackpropInput): dx[pixel, ci] = sum over (kh, kw, co) of
+//     dy[source(pixel, kh, kw), co] * f[kh, kw, ci, co]; dx is a plain [pixels, in_depth] matrix.
 // `Chunked`: the group's channel counts are multiples of the chunk, so a chunk is one 16-byte
 // access (one tap, consecutive channels); otherwise its elements are read one by one.
 #pragma once
@@ -43,7 +45,8 @@ __device__ __forceinline__ void store_vec(T* p, const V& v) {
 struct NhwcArgs {
   ConvGemm p;
   // FilterNhwc: pixel -> (image, row, column). ForwardNhwc: k -> (tap, channel), tap -> (kh, kw).
-  FastDivmod out_cols, out_rows, group_in, filter_cols;
+  // InputNhwc: k -> (tap, channel), tap -> (kh, kw), window offset -> (output index, phase).
+  FastDivmod out_cols, out_rows, group_in, filter_cols, group_out, stride_rows, stride_cols;
   int splits = 1;
 };
 
@@ -76,8 +79,8 @@ __device__ __forceinline__ int64_t window_offset(const ConvGemm& p, int64_t imag
 
 // Conv2DBackpropFilter: per pass, one chunk of kVec consecutive filter rows of A and one of kVec
 // consecutive output channels of B, both at the same pixel (slab row), so one pixel decode
-// serves both; the chunk's filter rows are decoded once. A is stored k-major ([pixel][row]),
-// which both kernels read (column-major A for wmma), so the last parameter is ignored.
+// serves both; the chunk's filter rows are decoded once. A and B are stored k-major, which
+// both kernels read (column-major A for wmma), so the last parameter is ignored.
 template <class T, int kBm_, int kBk_, int kThreads_, bool Chunked, bool = true>
 class FilterSlabLoader {
  public:
@@ -86,7 +89,7 @@ class FilterSlabLoader {
   static constexpr int kChunks = kBm / kVec;  // chunks across a slab row (bm = bn)
   static constexpr int kRowStep = kThreads / kChunks;
   static constexpr int kPasses = kBk / kRowStep;
-  static constexpr bool kAKMajor = true;
+  static constexpr bool kAKMajor = true, kBKMajor = true;
   static constexpr int kLdA = kBm + kVec, kLdB = kBm + kVec;  // 16-byte rows, fewer bank conflicts
   static_assert(kThreads % kChunks == 0 && kBk % kRowStep == 0, "the threads must tile the slab");
   using Type = T;
@@ -162,9 +165,9 @@ class FilterSlabLoader {
 // Conv2D: A chunks are kVec consecutive k = (tap, channel) at one output pixel, whose window
 // origin the thread decodes once per pixel it owns; k is decoded per slab. B chunks are kVec
 // consecutive output channels of a filter row. A is stored m-major ([pixel][k], row-major for
-// wmma) unless kAKMajor_, where the SIMT kernel wants it k-major ([k][pixel]) and the chunk is
-// written element by element.
-template <class T, int kBm_, int kBk_, int kThreads_, bool Chunked, bool kAKMajor_>
+// wmma) unless kSimtLayout, where the SIMT kernel wants it k-major ([k][pixel]) and the chunk
+// is written element by element.
+template <class T, int kBm_, int kBk_, int kThreads_, bool Chunked, bool kSimtLayout>
 class ForwardSlabLoader {
  public:
   static constexpr int kBm = kBm_, kBk = kBk_, kThreads = kThreads_;
@@ -175,7 +178,7 @@ class ForwardSlabLoader {
   static constexpr int kBChunks = kBm / kVec;  // B chunks across a slab row (one filter row; bn = bm)
   static constexpr int kBRowStep = kThreads / kBChunks;
   static constexpr int kBPasses = kBk / kBRowStep;
-  static constexpr bool kAKMajor = kAKMajor_;
+  static constexpr bool kAKMajor = kSimtLayout, kBKMajor = true;
   static constexpr int kLdA = kAKMajor ? kBm + kVec : kBk + kVec, kLdB = kBm + kVec;
   static_assert(kThreads % kAChunks == 0 && kBm % kARowStep == 0, "the threads must tile the A slab");
   static_assert(kThreads % kBChunks == 0 && kBk % kBRowStep == 0, "the threads must tile the B slab");
@@ -266,6 +269,135 @@ class ForwardSlabLoader {
   int64_t image_base_[kAPasses], h0_[kAPasses], w0_[kAPasses];
   bool pixel_valid_[kAPasses];
   Chunk a_[kAPasses], b_[kBPasses];
+};
+
+// Conv2DBackpropInput: dx[pixel, ci] = sum over k = (tap, co) of dy[source(pixel, tap), co] *
+// f[tap, ci, co], where source is the output position whose window puts `tap` on the pixel
+// (source_position in conv_index.hpp), or none. A chunks are kVec consecutive k (output
+// channels of one tap) at one input pixel, decoded once per pixel; B chunks are kVec consecutive
+// k at one input channel, contiguous in the HWIO filter. A and B chunks of a thread cover the
+// same k, so one decode per slab serves both. A is stored [pixel][k] and B [ci][k] (row-major A,
+// column-major B for wmma) unless kSimtLayout, where both are written k-major element by element.
+template <class T, int kBm_, int kBk_, int kThreads_, bool Chunked, bool kSimtLayout>
+class InputSlabLoader {
+ public:
+  static constexpr int kBm = kBm_, kBk = kBk_, kThreads = kThreads_;
+  static constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+  static constexpr int kChunks = kBk / kVec;  // chunks across a slab row (one pixel, or one ci)
+  static constexpr int kRowStep = kThreads / kChunks;
+  static constexpr int kPasses = kBm / kRowStep;  // bn = bm, so A and B take as many passes
+  static constexpr bool kAKMajor = kSimtLayout, kBKMajor = kSimtLayout;
+  static constexpr int kLdA = kSimtLayout ? kBm + kVec : kBk + kVec, kLdB = kLdA;
+  static_assert(kThreads % kChunks == 0 && kBm % kRowStep == 0, "the threads must tile the slab");
+  using Type = T;
+  using Chunk = Vec<T, kVec>;
+
+  __device__ InputSlabLoader(const NhwcArgs& args, int64_t group, int64_t m0, int64_t n0, int tid)
+      : args_(args), chunk_(tid % kChunks), row0_(tid / kChunks) {
+    const ConvGemm& p = args.p;
+    dy_channel0_ = group * p.group_out;
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int64_t m = m0 + row0_ + pass * kRowStep;
+      const int64_t iw = m % p.in_cols, t = m / p.in_cols;
+      pixel_valid_[pass] = m < p.m;
+      dy_image_base_[pass] = (t / p.in_rows) * p.out_rows;
+      h_reach_[pass] = t % p.in_rows + p.pad_top;
+      w_reach_[pass] = iw + p.pad_left;
+      const int64_t ci = n0 + row0_ + pass * kRowStep;
+      ci_valid_[pass] = ci < p.n;
+      f_row_[pass] = ci;
+    }
+  }
+
+  __device__ void load(const T* dy, const T* filter, int64_t k0, int64_t k_end) {
+    const ConvGemm& p = args_.p;
+    const int64_t k_first = k0 + chunk_ * kVec;
+    int64_t dh[kDecoded], dw[kDecoded], co[kDecoded], tap[kDecoded];
+    bool k_valid[kDecoded];
+#pragma unroll
+    for (int e = 0; e < kDecoded; ++e) {
+      const int64_t k = k_first + e;
+      k_valid[e] = k < k_end;
+      std::uint32_t t, c, kh, kw;
+      divmod(args_.group_out, static_cast<std::uint32_t>(k_valid[e] ? k : 0), &t, &c);
+      divmod(args_.filter_cols, t, &kh, &kw);
+      dh[e] = int64_t{kh} * p.dilation_rows;
+      dw[e] = int64_t{kw} * p.dilation_cols;
+      co[e] = c;
+      tap[e] = t;
+    }
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      // A: dy at the output position that reads tap (kh, kw) from this pixel.
+      if constexpr (Chunked) {
+        const int64_t at = dy_offset(pass, dh[0], dw[0], co[0]);
+        if (pixel_valid_[pass] && k_valid[0] && at >= 0) a_[pass] = load_vec<Chunk>(dy + at);
+        else zero_chunk<Chunk, T>(a_[pass]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          const int64_t at = dy_offset(pass, dh[e], dw[e], co[e]);
+          a_[pass].v[e] = pixel_valid_[pass] && k_valid[e] && at >= 0 ? dy[at] : from_acc<T>(0);
+        }
+      }
+      // B: f[tap, ci, group * group_out + co] for this pass's input channel ci.
+      if constexpr (Chunked) {
+        if (ci_valid_[pass] && k_valid[0]) {
+          b_[pass] = load_vec<Chunk>(filter + (tap[0] * p.group_in + f_row_[pass]) * p.out_depth + dy_channel0_ + co[0]);
+        } else {
+          zero_chunk<Chunk, T>(b_[pass]);
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          const bool inside = ci_valid_[pass] && k_valid[e];
+          b_[pass].v[e] =
+              inside ? filter[(tap[e] * p.group_in + f_row_[pass]) * p.out_depth + dy_channel0_ + co[e]] : from_acc<T>(0);
+        }
+      }
+    }
+  }
+
+  __device__ void store(T* as, T* bs) const {
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int row = row0_ + pass * kRowStep;
+      if constexpr (kSimtLayout) {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) {
+          as[(chunk_ * kVec + e) * kLdA + row] = a_[pass].v[e];
+          bs[(chunk_ * kVec + e) * kLdB + row] = b_[pass].v[e];
+        }
+      } else {
+        store_vec(as + row * kLdA + chunk_ * kVec, a_[pass]);
+        store_vec(bs + row * kLdB + chunk_ * kVec, b_[pass]);
+      }
+    }
+  }
+
+ private:
+  static constexpr int kDecoded = Chunked ? 1 : kVec;  // a chunked chunk shares one tap
+
+  // dy[image, (h_reach - dh) / stride, (w_reach - dw) / stride, co] when both quotients are exact
+  // and in range; else -1.
+  __device__ int64_t dy_offset(int pass, int64_t dh, int64_t dw, int64_t co) const {
+    const ConvGemm& p = args_.p;
+    const int64_t nh = h_reach_[pass] - dh, nw = w_reach_[pass] - dw;
+    if (nh < 0 || nw < 0) return -1;
+    std::uint32_t oh, rh, ow, rw;
+    divmod(args_.stride_rows, static_cast<std::uint32_t>(nh), &oh, &rh);
+    divmod(args_.stride_cols, static_cast<std::uint32_t>(nw), &ow, &rw);
+    if (rh != 0 || rw != 0 || oh >= p.out_rows || ow >= p.out_cols) return -1;
+    return ((dy_image_base_[pass] + oh) * p.out_cols + ow) * p.out_depth + dy_channel0_ + co;
+  }
+
+  const NhwcArgs& args_;
+  int chunk_, row0_;
+  int64_t dy_channel0_;
+  int64_t dy_image_base_[kPasses], h_reach_[kPasses], w_reach_[kPasses], f_row_[kPasses];
+  bool pixel_valid_[kPasses], ci_valid_[kPasses];
+  Chunk a_[kPasses], b_[kPasses];
 };
 }  // namespace
 }  // namespace dagrad::cuda

@@ -135,9 +135,11 @@ DAGRAD_HD std::int64_t b_offset(const ConvGemm& p, std::int64_t group, std::int6
   return -1;
 }
 
-// C[row, col] where C is a row-major [m, out_depth] matrix: the filter gradient (HWIO, whose row
-// (kh, kw, ci) is the filter's row index) and the NHWC Conv2D output (row = pixel).
+// C[row, col] where C is a row-major matrix of the output's channels: the filter gradient (HWIO,
+// whose row (kh, kw, ci) is the filter's row index), and in NHWC the Conv2D output and the input
+// gradient (row = pixel).
 DAGRAD_HD std::int64_t row_major_c_offset(const ConvGemm& p, std::int64_t group, std::int64_t row, std::int64_t col) {
+  if (p.kind == ConvKind::BackpropInput) return row * p.in_depth + group * p.group_in + col;
   return row * p.out_depth + group * p.group_out + col;
 }
 

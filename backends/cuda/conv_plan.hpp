@@ -3,9 +3,9 @@
 //
 // - Generic: any conv op, layout and size; every operand element is gathered through
 //   conv_index.hpp's offset functions.
-// - FilterNhwc (NHWC filter gradient; NCHW runs it on NHWC copies, conv2d_kernels.cpp) and
-//   ForwardNhwc (NHWC Conv2D): B and C are plain row-major matrices there, so only A (the input)
-//   is gathered; each thread decodes its fixed indices once and the moving ones with
+// - FilterNhwc (NHWC filter gradient; NCHW runs it on NHWC copies, conv2d_kernels.cpp),
+//   ForwardNhwc (NHWC Conv2D) and InputNhwc (NHWC input gradient): C is a plain row-major
+//   matrix there and B nearly so; each thread decodes its fixed indices once and the moving ones with
 //   FastDivmod, operands move in 16-byte chunks when the group's channel counts allow, and the
 //   next k-slab is loaded while the current one is multiplied (conv2d_nhwc.cuh).
 #pragma once
@@ -19,7 +19,7 @@
 
 namespace dagrad::cuda {
 
-enum class ConvVariant : int { Generic, FilterNhwc, ForwardNhwc };
+enum class ConvVariant : int { Generic, FilterNhwc, ForwardNhwc, InputNhwc };
 
 // The NHWC kernels' tiles: square bm = bn tiles, `threads` threads staging bk-deep slabs.
 inline constexpr TileShape kNhwcTensorLarge{128, 128, 32, 256};  // 8 warps of 64 x 32 (wmma)
@@ -34,6 +34,7 @@ struct ConvPlan {
   bool chunked = false;  // NHWC kernels: group_in and group_out are multiples of the 16-byte chunk
   FastDivmod out_cols, out_rows;     // FilterNhwc: pixel index -> (image, row, column)
   FastDivmod group_in, filter_cols;  // ForwardNhwc: k -> (tap, channel), tap -> (kh, kw)
+  FastDivmod group_out, stride_rows, stride_cols;  // InputNhwc: k -> (tap, channel), offset -> output index
 };
 
 inline int element_bytes(ElemType type) {
@@ -61,6 +62,11 @@ inline ConvVariant nhwc_variant(const ConvGemm& p) {
     return ConvVariant::FilterNhwc;
   }
   if (p.kind == ConvKind::Forward && p.k <= kMaxIndex) return ConvVariant::ForwardNhwc;
+  // The input gradient also divides window offsets (up to size + padding) by the strides.
+  if (p.kind == ConvKind::BackpropInput && p.k <= kMaxIndex && p.in_rows + p.pad_top <= kMaxIndex &&
+      p.in_cols + p.pad_left <= kMaxIndex && p.stride_rows <= kMaxIndex && p.stride_cols <= kMaxIndex) {
+    return ConvVariant::InputNhwc;
+  }
   return ConvVariant::Generic;
 }
 
@@ -81,6 +87,9 @@ inline ConvPlan plan_conv(ElemType type, const ConvGemm& p, int sm_count, bool a
     plan.out_rows = make_fast_divmod(static_cast<std::uint32_t>(std::max<std::int64_t>(p.out_rows, 1)));
     plan.group_in = make_fast_divmod(static_cast<std::uint32_t>(p.group_in));
     plan.filter_cols = make_fast_divmod(static_cast<std::uint32_t>(p.filter_cols));
+    plan.group_out = make_fast_divmod(static_cast<std::uint32_t>(p.group_out));
+    plan.stride_rows = make_fast_divmod(static_cast<std::uint32_t>(p.stride_rows));
+    plan.stride_cols = make_fast_divmod(static_cast<std::uint32_t>(p.stride_cols));
   } else {
     plan.tile = tensor ? kTensorTile : kSimtTile;
   }

@@ -56,7 +56,7 @@ Tensor run_simulated(DType dtype, const ConvGemm& p, const ConvPlan& plan, const
 }
 
 struct Tally {
-  int runs = 0, split_runs = 0, filter_nhwc_runs = 0, forward_nhwc_runs = 0, chunked_runs = 0, large_tile_runs = 0;
+  int runs = 0, split_runs = 0, filter_nhwc_runs = 0, forward_nhwc_runs = 0, input_nhwc_runs = 0, chunked_runs = 0, large_tile_runs = 0;
 };
 
 // Every conv op of `c` in every float dtype, with the backend's plan for a 132-SM GPU, a forced
@@ -110,6 +110,7 @@ void check_case(const testing::ConvCase& c, std::mt19937& rng, Tally& tally) {
         tally.split_runs += plan.splits > 1;
         tally.filter_nhwc_runs += plan.variant == ConvVariant::FilterNhwc;
         tally.forward_nhwc_runs += plan.variant == ConvVariant::ForwardNhwc;
+        tally.input_nhwc_runs += plan.variant == ConvVariant::InputNhwc;
         tally.chunked_runs += plan.chunked;
         tally.large_tile_runs += plan.variant != ConvVariant::Generic &&
                                  (plan.tile.bm == kNhwcTensorLarge.bm || plan.tile.bm == kNhwcSimtLarge.bm);
@@ -128,6 +129,7 @@ TEST_CASE("cuda conv kernels run on the host simulator equal the reference bit f
   CHECK(tally.split_runs > 100);
   CHECK(tally.filter_nhwc_runs > 20);
   CHECK(tally.forward_nhwc_runs > 20);
+  CHECK(tally.input_nhwc_runs > 20);
 }
 
 TEST_CASE("cuda NHWC conv kernels on the simulator: 16-byte chunks and large tiles", "[cuda-host][conv]") {
