@@ -80,7 +80,7 @@ __global__ void arg_max_block_kernel(const T* in, Out* out, AxisSplit s) {
     best[threadIdx.x] = b;
     value[threadIdx.x] = b < 0 ? acc_t<T>(0) : key(in[axis_offset(s, o, b, i)]);
     __syncthreads();
-    for (int width = kThreads / 2; width > 0; width /= 2) {
+    for (unsigned width = kThreads / 2; width > 0; width /= 2) {
       if (threadIdx.x < width) {
         const std::int64_t other = best[threadIdx.x + width];
         const acc_t<T> ov = value[threadIdx.x + width];
@@ -103,7 +103,7 @@ __global__ void arg_max_block_kernel(const T* in, Out* out, AxisSplit s) {
 void launch_equal(ElemType type, const void* x, const void* y, bool* z, const BroadcastIndex& index, void* stream) {
   if (index.count == 0) return;
   visit_elem(type, [&]<class T>() {
-    equal_kernel<T><<<grid_for(index.count, kThreads), kThreads, 0, as_stream(stream)>>>(
+    DAGRAD_LAUNCH(grid_for(index.count, kThreads), kThreads, stream, equal_kernel<T>)(
         static_cast<const T*>(x), static_cast<const T*>(y), z, index);
   });
   check_launch("equal_kernel");
@@ -121,9 +121,9 @@ void launch_arg_max(ElemType type, ElemType out_type, const void* in, void* out,
           auto* y = static_cast<Out*>(out);
           if (split.size >= kBlockAxis) {
             const auto blocks = static_cast<unsigned>(outputs < 65535 * 16 ? outputs : 65535 * 16);
-            arg_max_block_kernel<T, Out><<<blocks, kThreads, 0, as_stream(stream)>>>(x, y, split);
+            DAGRAD_LAUNCH(blocks, kThreads, stream, arg_max_block_kernel<T, Out>)(x, y, split);
           } else {
-            arg_max_thread_kernel<T, Out><<<grid_for(outputs, kThreads), kThreads, 0, as_stream(stream)>>>(x, y, split);
+            DAGRAD_LAUNCH(grid_for(outputs, kThreads), kThreads, stream, arg_max_thread_kernel<T, Out>)(x, y, split);
           }
         }
       });

@@ -1,4 +1,5 @@
-// Device-side element types and conversions shared by the CUDA kernels (nvcc only).
+// Device-side element types and conversions shared by the CUDA kernels (nvcc, or the host
+// compiler under tests/support/cuda_sim.hpp).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -9,6 +10,13 @@
 #include <type_traits>
 
 #include "dagrad/backends/cuda/launch.hpp"
+
+// kernel<<<grid, block, 0, stream>>>(args...) as DAGRAD_LAUNCH(grid, block, stream, kernel)(args...):
+// a macro so that tests/support/cuda_sim.hpp can run the same launch on the host. The kernel
+// comes last because its template arguments may hold commas.
+#if !defined(DAGRAD_CUDA_SIM)
+#define DAGRAD_LAUNCH(grid, block, stream, ...) __VA_ARGS__<<<(grid), (block), 0, ::dagrad::cuda::as_stream(stream)>>>
+#endif
 
 namespace dagrad::cuda {
 

@@ -108,7 +108,7 @@ __global__ void add_n_kernel(AddNChunk chunk, std::int64_t count) {
 void launch_fill(ElemType type, void* out, std::int64_t count, double value, void* stream) {
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
-    fill_kernel<T><<<grid_for(count, kThreads), kThreads, 0, as_stream(stream)>>>(static_cast<T*>(out), count,
+    DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, fill_kernel<T>)(static_cast<T*>(out), count,
                                                                                  cast_one<T, double>(value));
   });
   check_launch("fill_kernel");
@@ -118,7 +118,7 @@ void launch_cast(ElemType src_type, const void* src, ElemType dst_type, void* ds
   if (count == 0) return;
   visit_elem(src_type, [&]<class S>() {
     visit_elem(dst_type, [&]<class D>() {
-      cast_kernel<D, S><<<grid_for(count, kThreads), kThreads, 0, as_stream(stream)>>>(
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, cast_kernel<D, S>)(
           static_cast<const S*>(src), static_cast<D*>(dst), count);
     });
   });
@@ -130,7 +130,7 @@ void launch_binary(BinaryOp op, ElemType type, const void* x, const void* y, voi
   if (index.count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      binary_kernel<T><<<grid_for(index.count, kThreads), kThreads, 0, as_stream(stream)>>>(
+      DAGRAD_LAUNCH(grid_for(index.count, kThreads), kThreads, stream, binary_kernel<T>)(
           op, static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(z), index);
     }
   });
@@ -141,7 +141,7 @@ void launch_neg(ElemType type, const void* x, void* y, std::int64_t count, void*
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      neg_kernel<T><<<grid_for(count, kThreads), kThreads, 0, as_stream(stream)>>>(static_cast<const T*>(x),
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, neg_kernel<T>)(static_cast<const T*>(x),
                                                                                   static_cast<T*>(y), count);
     }
   });
@@ -153,7 +153,7 @@ void launch_permute4(ElemType type, const void* in, void* out, const std::int64_
   const Permute4 p = make_permute4(in_dims, perm);
   if (p.count == 0) return;
   visit_elem(type, [&]<class T>() {
-    permute_kernel<T><<<grid_for(p.count, kThreads), kThreads, 0, as_stream(stream)>>>(static_cast<const T*>(in),
+    DAGRAD_LAUNCH(grid_for(p.count, kThreads), kThreads, stream, permute_kernel<T>)(static_cast<const T*>(in),
                                                                                       static_cast<T*>(out), p);
   });
   check_launch("permute_kernel");
@@ -171,7 +171,7 @@ void launch_add_n(ElemType type, const AddNChunk& chunk, std::int64_t count, voi
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      add_n_kernel<T><<<grid_for(count, kThreads), kThreads, 0, as_stream(stream)>>>(chunk, count);
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, add_n_kernel<T>)(chunk, count);
     }
   });
   check_launch("add_n_kernel");

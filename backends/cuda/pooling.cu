@@ -127,23 +127,23 @@ void for_float(ElemType type, std::int64_t count, const char* name, Launch&& lau
 
 void launch_max_pool(ElemType type, const void* x, void* y, const PoolIndex& g, void* stream) {
   for_float(type, pool_out_count(g), "max_pool_kernel", [&]<class T>(unsigned grid) {
-    max_pool_kernel<T><<<grid, kThreads, 0, as_stream(stream)>>>(static_cast<const T*>(x), static_cast<T*>(y), g);
+    DAGRAD_LAUNCH(grid, kThreads, stream, max_pool_kernel<T>)(static_cast<const T*>(x), static_cast<T*>(y), g);
   });
 }
 
 void launch_avg_pool(ElemType type, const void* x, void* y, const PoolIndex& g, void* stream) {
   for_float(type, pool_out_count(g), "avg_pool_kernel", [&]<class T>(unsigned grid) {
-    avg_pool_kernel<T><<<grid, kThreads, 0, as_stream(stream)>>>(static_cast<const T*>(x), static_cast<T*>(y), g);
+    DAGRAD_LAUNCH(grid, kThreads, stream, avg_pool_kernel<T>)(static_cast<const T*>(x), static_cast<T*>(y), g);
   });
 }
 
 void launch_max_pool_grad(ElemType type, const void* x, const void* grad, void* out, std::int64_t* argmax,
                           const PoolIndex& g, void* stream) {
   for_float(type, pool_out_count(g), "pool_argmax_kernel", [&]<class T>(unsigned grid) {
-    pool_argmax_kernel<T><<<grid, kThreads, 0, as_stream(stream)>>>(static_cast<const T*>(x), argmax, g);
+    DAGRAD_LAUNCH(grid, kThreads, stream, pool_argmax_kernel<T>)(static_cast<const T*>(x), argmax, g);
   });
   for_float(type, pool_in_count(g), "max_pool_grad_kernel", [&]<class T>(unsigned grid) {
-    max_pool_grad_kernel<T><<<grid, kThreads, 0, as_stream(stream)>>>(argmax, static_cast<const T*>(grad),
+    DAGRAD_LAUNCH(grid, kThreads, stream, max_pool_grad_kernel<T>)(argmax, static_cast<const T*>(grad),
                                                                       static_cast<T*>(out), g);
   });
 }
@@ -151,14 +151,14 @@ void launch_max_pool_grad(ElemType type, const void* x, const void* grad, void* 
 void launch_max_pool_grad_grad(ElemType type, const void* x, const void* grad, void* out, const PoolIndex& g,
                                void* stream) {
   for_float(type, pool_out_count(g), "max_pool_grad_grad_kernel", [&]<class T>(unsigned grid) {
-    max_pool_grad_grad_kernel<T><<<grid, kThreads, 0, as_stream(stream)>>>(
+    DAGRAD_LAUNCH(grid, kThreads, stream, max_pool_grad_grad_kernel<T>)(
         static_cast<const T*>(x), static_cast<const T*>(grad), static_cast<T*>(out), g);
   });
 }
 
 void launch_avg_pool_grad(ElemType type, const void* grad, void* out, const PoolIndex& g, void* stream) {
   for_float(type, pool_in_count(g), "avg_pool_grad_kernel", [&]<class T>(unsigned grid) {
-    avg_pool_grad_kernel<T><<<grid, kThreads, 0, as_stream(stream)>>>(static_cast<const T*>(grad),
+    DAGRAD_LAUNCH(grid, kThreads, stream, avg_pool_grad_kernel<T>)(static_cast<const T*>(grad),
                                                                       static_cast<T*>(out), g);
   });
 }

@@ -25,7 +25,7 @@ __global__ void reduce_kernel(const T* in, T* out, ReduceIndex index, bool mean)
     }
     partial[threadIdx.x] = total;
     __syncthreads();
-    for (int width = kThreads / 2; width > 0; width /= 2) {
+    for (unsigned width = kThreads / 2; width > 0; width /= 2) {
       if (threadIdx.x < width) partial[threadIdx.x] = A(partial[threadIdx.x] + partial[threadIdx.x + width]);
       __syncthreads();
     }
@@ -50,7 +50,7 @@ void launch_reduce(ElemType type, bool mean, const void* in, void* out, const Re
   const auto blocks = static_cast<unsigned>(index.out_count < 65535 * 16 ? index.out_count : 65535 * 16);
   visit_elem(type, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      reduce_kernel<T><<<blocks, kThreads, 0, as_stream(stream)>>>(static_cast<const T*>(in), static_cast<T*>(out),
+      DAGRAD_LAUNCH(blocks, kThreads, stream, reduce_kernel<T>)(static_cast<const T*>(in), static_cast<T*>(out),
                                                                    index, mean);
     }
   });

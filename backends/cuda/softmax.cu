@@ -24,7 +24,7 @@ template <class A, class Op>
 __device__ A block_combine(A* shared, A v, Op op) {
   shared[threadIdx.x] = v;
   __syncthreads();
-  for (int width = kThreads / 2; width > 0; width /= 2) {
+  for (unsigned width = kThreads / 2; width > 0; width /= 2) {
     if (threadIdx.x < width) shared[threadIdx.x] = op(shared[threadIdx.x], shared[threadIdx.x + width]);
     __syncthreads();
   }
@@ -113,7 +113,7 @@ void launch_softmax(ElemType type, bool log, const void* logits, void* out, std:
   if (rows == 0 || classes == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      softmax_kernel<T><<<row_blocks(rows), kThreads, 0, as_stream(stream)>>>(
+      DAGRAD_LAUNCH(row_blocks(rows), kThreads, stream, softmax_kernel<T>)(
           static_cast<const T*>(logits), static_cast<T*>(out), rows, classes, log);
     }
   });
@@ -125,7 +125,7 @@ void launch_softmax_xent(ElemType type, const void* logits, const void* labels, 
   if (rows == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      softmax_xent_kernel<T><<<row_blocks(rows), kThreads, 0, as_stream(stream)>>>(
+      DAGRAD_LAUNCH(row_blocks(rows), kThreads, stream, softmax_xent_kernel<T>)(
           static_cast<const T*>(logits), static_cast<const T*>(labels), static_cast<T*>(loss),
           static_cast<T*>(backprop), rows, classes);
     }
@@ -139,7 +139,7 @@ void launch_sparse_softmax_xent(ElemType type, ElemType label_type, const void* 
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
       auto run = [&]<class Label>() {
-        sparse_xent_kernel<T, Label><<<row_blocks(rows), kThreads, 0, as_stream(stream)>>>(
+        DAGRAD_LAUNCH(row_blocks(rows), kThreads, stream, sparse_xent_kernel<T, Label>)(
             static_cast<const T*>(logits), static_cast<const Label*>(labels), static_cast<T*>(loss),
             static_cast<T*>(backprop), rows, classes);
       };

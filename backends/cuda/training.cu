@@ -76,7 +76,7 @@ void for_float(ElemType type, std::int64_t count, const char* name, Launch&& lau
 void launch_apply_gradient_descent(ElemType type, void* var, const void* alpha, const void* delta, std::int64_t count,
                                    void* stream) {
   for_float(type, count, "gradient_descent_kernel", [&]<class T>(unsigned grid) {
-    gradient_descent_kernel<T><<<grid, kThreads, 0, as_stream(stream)>>>(
+    DAGRAD_LAUNCH(grid, kThreads, stream, gradient_descent_kernel<T>)(
         static_cast<T*>(var), static_cast<const T*>(alpha), static_cast<const T*>(delta), count);
   });
 }
@@ -84,7 +84,7 @@ void launch_apply_gradient_descent(ElemType type, void* var, const void* alpha, 
 void launch_apply_momentum(ElemType type, void* var, void* accum, const void* lr, const void* grad,
                            const void* momentum, bool nesterov, std::int64_t count, void* stream) {
   for_float(type, count, "momentum_kernel", [&]<class T>(unsigned grid) {
-    momentum_kernel<T><<<grid, kThreads, 0, as_stream(stream)>>>(
+    DAGRAD_LAUNCH(grid, kThreads, stream, momentum_kernel<T>)(
         static_cast<T*>(var), static_cast<T*>(accum), static_cast<const T*>(lr), static_cast<const T*>(grad),
         static_cast<const T*>(momentum), nesterov, count);
   });
@@ -95,7 +95,7 @@ void launch_apply_adam(ElemType type, void* var, void* m, void* v, const AdamSca
   const AdamArgs args{scalars.beta1_power, scalars.beta2_power, scalars.lr,
                       scalars.beta1,       scalars.beta2,       scalars.epsilon};
   for_float(type, count, "adam_kernel", [&]<class T>(unsigned grid) {
-    adam_kernel<T><<<grid, kThreads, 0, as_stream(stream)>>>(static_cast<T*>(var), static_cast<T*>(m),
+    DAGRAD_LAUNCH(grid, kThreads, stream, adam_kernel<T>)(static_cast<T*>(var), static_cast<T*>(m),
                                                             static_cast<T*>(v), args, static_cast<const T*>(grad),
                                                             nesterov, count);
   });

@@ -57,7 +57,7 @@ void launch_relu(ElemType type, const void* x, void* y, std::int64_t count, void
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      relu_kernel<T><<<grid_for(count, kThreads), kThreads, 0, as_stream(stream)>>>(static_cast<const T*>(x),
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, relu_kernel<T>)(static_cast<const T*>(x),
                                                                                    static_cast<T*>(y), count);
     }
   });
@@ -69,7 +69,7 @@ void launch_relu_grad(ElemType type, const void* gradients, const void* features
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      relu_grad_kernel<T><<<grid_for(count, kThreads), kThreads, 0, as_stream(stream)>>>(
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, relu_grad_kernel<T>)(
           static_cast<const T*>(gradients), static_cast<const T*>(features), static_cast<T*>(y), count);
     }
   });
@@ -80,7 +80,7 @@ void launch_reciprocal(ElemType type, const void* x, void* y, std::int64_t count
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      reciprocal_kernel<T><<<grid_for(count, kThreads), kThreads, 0, as_stream(stream)>>>(
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, reciprocal_kernel<T>)(
           static_cast<const T*>(x), static_cast<T*>(y), count, zero_flag);
     }
   });
@@ -92,7 +92,7 @@ void launch_bias_add(ElemType type, const void* x, const void* bias, void* y, st
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      bias_add_kernel<T><<<grid_for(count, kThreads), kThreads, 0, as_stream(stream)>>>(
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, bias_add_kernel<T>)(
           static_cast<const T*>(x), static_cast<const T*>(bias), static_cast<T*>(y), count, channels, inner);
     }
   });

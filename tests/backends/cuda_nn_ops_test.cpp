@@ -23,23 +23,6 @@ using i64 = std::int64_t;
 
 const std::vector<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
-// The CUDA result is bitwise repeatable and within `tol(i, ref)` of the reference, element by element.
-template <class Tol>
-void check_close(const Tensor& got, const Tensor& ref, Tol&& tol) {
-  REQUIRE(got.dtype() == ref.dtype());
-  REQUIRE(got.shape() == ref.shape());
-  i64 bad = 0, worst = -1;
-  for (i64 i = 0; i < ref.num_elements(); ++i) {
-    const double r = ref.value_as_double(i), g = got.value_as_double(i);
-    const bool ok = (std::isnan(r) && std::isnan(g)) || std::fabs(g - r) <= tol(i, r);
-    if (!ok && worst < 0) worst = i;
-    bad += !ok;
-  }
-  INFO("first bad element " << worst << ": got " << (worst >= 0 ? got.value_as_double(worst) : 0.0) << " want "
-                            << (worst >= 0 ? ref.value_as_double(worst) : 0.0));
-  CHECK(bad == 0);
-}
-
 }  // namespace
 
 TEST_CASE("cuda Relu, ReluGrad, Reciprocal and BiasAdd equal the reference bit for bit", "[cuda]") {

@@ -208,7 +208,15 @@ void launch(dim3 grid, dim3 block, Kernel&& kernel) {
   Block::current() = nullptr;
 }
 
+// DAGRAD_LAUNCH(grid, block, stream, kernel)(args...) (device_types.cuh) on the simulator.
+template <class... Params>
+auto launcher(void (*kernel)(Params...), dim3 grid, dim3 block) {
+  return [=](const auto&... args) { launch(grid, block, [&] { kernel(args...); }); };
+}
+
 }  // namespace cuda_sim
+
+#define DAGRAD_LAUNCH(grid, block, stream, ...) ((void)(stream), ::cuda_sim::launcher(__VA_ARGS__, dim3(grid), dim3(block)))
 
 #define threadIdx ::cuda_sim::thread_idx
 #define blockIdx ::cuda_sim::block_idx

@@ -66,6 +66,23 @@ inline double rounding_bound(DType t, double r) {
 // The unit roundoff of the type a CUDA kernel accumulates T in (float, or double for double).
 inline double accumulator_roundoff(DType t) { return unit_roundoff(t == DType::Float64 ? t : DType::Float32); }
 
+// `got` is within `tol(i, ref)` of the reference, element by element (NaN where it is NaN).
+template <class Tol>
+void check_close(const Tensor& got, const Tensor& ref, Tol&& tol) {
+  REQUIRE(got.dtype() == ref.dtype());
+  REQUIRE(got.shape() == ref.shape());
+  std::int64_t bad = 0, worst = -1;
+  for (std::int64_t i = 0; i < ref.num_elements(); ++i) {
+    const double r = ref.value_as_double(i), g = got.value_as_double(i);
+    const bool ok = (std::isnan(r) && std::isnan(g)) || std::fabs(g - r) <= tol(i, r);
+    if (!ok && worst < 0) worst = i;
+    bad += !ok;
+  }
+  INFO("first bad element " << worst << ": got " << (worst >= 0 ? got.value_as_double(worst) : 0.0) << " want "
+                            << (worst >= 0 ? ref.value_as_double(worst) : 0.0));
+  CHECK(bad == 0);
+}
+
 // Runs `op` on cuda:0 (device inputs copied there; host-memory inputs stay on the host) with
 // `backend`, and returns every output on the host.
 inline std::vector<Tensor> run_on_cuda(const std::string& op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
