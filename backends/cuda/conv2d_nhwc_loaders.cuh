@@ -70,6 +70,27 @@ __device__ __forceinline__ void load_b_chunk(const T* row_start, int64_t column,
   }
 }
 
+// k = (tap, channel) of Conv2D and its input gradient, decoded: the tap's window offsets
+// (kh * dilation_rows, kw * dilation_cols), the tap and the channel (in `channels` per tap). k at
+// or past k_end is invalid (and decoded as 0, to keep the indices in range).
+struct TapChannel {
+  int64_t dh = 0, dw = 0, tap = 0, channel = 0;
+  bool valid = false;
+};
+__device__ __forceinline__ TapChannel decode_tap_channel(const NhwcArgs& args, const FastDivmod& channels, int64_t k,
+                                                         int64_t k_end) {
+  TapChannel d;
+  d.valid = k < k_end;
+  std::uint32_t tap, channel, kh, kw;
+  divmod(channels, static_cast<std::uint32_t>(d.valid ? k : 0), &tap, &channel);
+  divmod(args.filter_cols, tap, &kh, &kw);
+  d.dh = int64_t{kh} * args.p.dilation_rows;
+  d.dw = int64_t{kw} * args.p.dilation_cols;
+  d.tap = tap;
+  d.channel = channel;
+  return d;
+}
+
 // The offset of x[image, h, w, channel] (image_base = image * in_rows), or -1 outside the image.
 __device__ __forceinline__ int64_t window_offset(const ConvGemm& p, int64_t image_base, int64_t h, int64_t w,
                                                  int64_t channel) {
@@ -206,31 +227,23 @@ class ForwardSlabLoader {
   __device__ void load(const T* x, const T* filter, int64_t k0, int64_t k_end) {
     const ConvGemm& p = args_.p;
     // A: this thread's chunk column of k, at each of its pixels.
-    const int64_t k_first = k0 + a_chunk_ * kVec;
-    int64_t dh[kDecoded], dw[kDecoded], channel[kDecoded];
-    bool k_valid[kDecoded];
+    TapChannel d[kDecoded];
 #pragma unroll
-    for (int e = 0; e < kDecoded; ++e) {
-      const int64_t k = k_first + e;
-      k_valid[e] = k < k_end;
-      std::uint32_t tap, ci, kh, kw;
-      divmod(args_.group_in, static_cast<std::uint32_t>(k_valid[e] ? k : 0), &tap, &ci);
-      divmod(args_.filter_cols, tap, &kh, &kw);
-      dh[e] = int64_t{kh} * p.dilation_rows;
-      dw[e] = int64_t{kw} * p.dilation_cols;
-      channel[e] = channel0_ + ci;
-    }
+    for (int e = 0; e < kDecoded; ++e) d[e] = decode_tap_channel(args_, args_.group_in, k0 + a_chunk_ * kVec + e, k_end);
 #pragma unroll
     for (int pass = 0; pass < kAPasses; ++pass) {
+      auto offset = [&](const TapChannel& t) {
+        return window_offset(p, image_base_[pass], h0_[pass] + t.dh, w0_[pass] + t.dw, channel0_ + t.channel);
+      };
       if constexpr (Chunked) {
-        const int64_t at = window_offset(p, image_base_[pass], h0_[pass] + dh[0], w0_[pass] + dw[0], channel[0]);
-        if (pixel_valid_[pass] && k_valid[0] && at >= 0) a_[pass] = load_vec<Chunk>(x + at);
+        const int64_t at = offset(d[0]);
+        if (pixel_valid_[pass] && d[0].valid && at >= 0) a_[pass] = load_vec<Chunk>(x + at);
         else zero_chunk<Chunk, T>(a_[pass]);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e) {
-          const int64_t at = window_offset(p, image_base_[pass], h0_[pass] + dh[e], w0_[pass] + dw[e], channel[e]);
-          a_[pass].v[e] = pixel_valid_[pass] && k_valid[e] && at >= 0 ? x[at] : from_acc<T>(0);
+          const int64_t at = offset(d[e]);
+          a_[pass].v[e] = pixel_valid_[pass] && d[e].valid && at >= 0 ? x[at] : from_acc<T>(0);
         }
       }
     }
@@ -312,48 +325,34 @@ class InputSlabLoader {
 
   __device__ void load(const T* dy, const T* filter, int64_t k0, int64_t k_end) {
     const ConvGemm& p = args_.p;
-    const int64_t k_first = k0 + chunk_ * kVec;
-    int64_t dh[kDecoded], dw[kDecoded], co[kDecoded], tap[kDecoded];
-    bool k_valid[kDecoded];
+    TapChannel d[kDecoded];
 #pragma unroll
-    for (int e = 0; e < kDecoded; ++e) {
-      const int64_t k = k_first + e;
-      k_valid[e] = k < k_end;
-      std::uint32_t t, c, kh, kw;
-      divmod(args_.group_out, static_cast<std::uint32_t>(k_valid[e] ? k : 0), &t, &c);
-      divmod(args_.filter_cols, t, &kh, &kw);
-      dh[e] = int64_t{kh} * p.dilation_rows;
-      dw[e] = int64_t{kw} * p.dilation_cols;
-      co[e] = c;
-      tap[e] = t;
-    }
+    for (int e = 0; e < kDecoded; ++e) d[e] = decode_tap_channel(args_, args_.group_out, k0 + chunk_ * kVec + e, k_end);
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
       // A: dy at the output position that reads tap (kh, kw) from this pixel.
       if constexpr (Chunked) {
-        const int64_t at = dy_offset(pass, dh[0], dw[0], co[0]);
-        if (pixel_valid_[pass] && k_valid[0] && at >= 0) a_[pass] = load_vec<Chunk>(dy + at);
+        const int64_t at = dy_offset(pass, d[0]);
+        if (pixel_valid_[pass] && d[0].valid && at >= 0) a_[pass] = load_vec<Chunk>(dy + at);
         else zero_chunk<Chunk, T>(a_[pass]);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e) {
-          const int64_t at = dy_offset(pass, dh[e], dw[e], co[e]);
-          a_[pass].v[e] = pixel_valid_[pass] && k_valid[e] && at >= 0 ? dy[at] : from_acc<T>(0);
+          const int64_t at = dy_offset(pass, d[e]);
+          a_[pass].v[e] = pixel_valid_[pass] && d[e].valid && at >= 0 ? dy[at] : from_acc<T>(0);
         }
       }
       // B: f[tap, ci, group * group_out + co] for this pass's input channel ci.
+      auto filter_at = [&](const TapChannel& t) {
+        return (t.tap * p.group_in + f_row_[pass]) * p.out_depth + dy_channel0_ + t.channel;
+      };
       if constexpr (Chunked) {
-        if (ci_valid_[pass] && k_valid[0]) {
-          b_[pass] = load_vec<Chunk>(filter + (tap[0] * p.group_in + f_row_[pass]) * p.out_depth + dy_channel0_ + co[0]);
-        } else {
-          zero_chunk<Chunk, T>(b_[pass]);
-        }
+        if (ci_valid_[pass] && d[0].valid) b_[pass] = load_vec<Chunk>(filter + filter_at(d[0]));
+        else zero_chunk<Chunk, T>(b_[pass]);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e) {
-          const bool inside = ci_valid_[pass] && k_valid[e];
-          b_[pass].v[e] =
-              inside ? filter[(tap[e] * p.group_in + f_row_[pass]) * p.out_depth + dy_channel0_ + co[e]] : from_acc<T>(0);
+          b_[pass].v[e] = ci_valid_[pass] && d[e].valid ? filter[filter_at(d[e])] : from_acc<T>(0);
         }
       }
     }
@@ -381,15 +380,15 @@ class InputSlabLoader {
 
   // dy[image, (h_reach - dh) / stride, (w_reach - dw) / stride, co] when both quotients are exact
   // and in range; else -1.
-  __device__ int64_t dy_offset(int pass, int64_t dh, int64_t dw, int64_t co) const {
+  __device__ int64_t dy_offset(int pass, const TapChannel& t) const {
     const ConvGemm& p = args_.p;
-    const int64_t nh = h_reach_[pass] - dh, nw = w_reach_[pass] - dw;
+    const int64_t nh = h_reach_[pass] - t.dh, nw = w_reach_[pass] - t.dw;
     if (nh < 0 || nw < 0) return -1;
     std::uint32_t oh, rh, ow, rw;
     divmod(args_.stride_rows, static_cast<std::uint32_t>(nh), &oh, &rh);
     divmod(args_.stride_cols, static_cast<std::uint32_t>(nw), &ow, &rw);
     if (rh != 0 || rw != 0 || oh >= p.out_rows || ow >= p.out_cols) return -1;
-    return ((dy_image_base_[pass] + oh) * p.out_cols + ow) * p.out_depth + dy_channel0_ + co;
+    return ((dy_image_base_[pass] + oh) * p.out_cols + ow) * p.out_depth + dy_channel0_ + t.channel;
   }
 
   const NhwcArgs& args_;
