@@ -5,7 +5,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -51,6 +53,46 @@ template <class T> __host__ __device__ __forceinline__ T from_double(double v) {
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __double2bfloat16(v);
   else if constexpr (std::is_same_v<T, bool>) return v != 0.0;
   else return static_cast<T>(v);
+}
+
+// The sign bit of a floating value, NaN included.
+template <class T> __host__ __device__ __forceinline__ bool sign_bit(T v) {
+  if constexpr (std::is_same_v<T, __half>) return (static_cast<__half_raw>(v).x & 0x8000u) != 0;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return (static_cast<__nv_bfloat16_raw>(v).x & 0x8000u) != 0;
+  else return std::signbit(v);
+}
+
+// The default quiet NaN of T with the given sign: what the reference's conversions (Eigen's,
+// x86's) make of a NaN, where the GPU's conversion instructions return one with every
+// significand bit set.
+template <class T> __host__ __device__ __forceinline__ T quiet_nan(bool negative) {
+  if constexpr (std::is_same_v<T, __half>) {
+    __half_raw r;
+    r.x = negative ? 0xfe00u : 0x7e00u;
+    return r;
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    __nv_bfloat16_raw r;
+    r.x = negative ? 0xffc0u : 0x7fc0u;
+    return r;
+  } else if constexpr (std::is_same_v<T, float>) {
+    const std::uint32_t bits = negative ? 0xffc00000u : 0x7fc00000u;
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(bits);
+#else
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+#endif
+  } else {
+    const std::uint64_t bits = negative ? 0xfff8000000000000ull : 0x7ff8000000000000ull;
+#if defined(__CUDA_ARCH__)
+    return __longlong_as_double(static_cast<long long>(bits));
+#else
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+#endif
+  }
 }
 
 // The most negative finite value of a floating type (MaxPool's result for an empty window, as on CPU).

@@ -64,6 +64,9 @@ __host__ __device__ __forceinline__ D cast_one(S v) {
   } else if constexpr (std::is_same_v<S, std::int64_t> && std::is_same_v<D, float>) {
     return static_cast<float>(v);
   } else {
+    if constexpr (is_float_v<S>) {
+      if (to_double(v) != to_double(v)) return quiet_nan<D>(sign_bit(v));  // the reference's NaN bits
+    }
     return from_double<D>(to_double(v));
   }
 }
