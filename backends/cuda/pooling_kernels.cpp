@@ -4,6 +4,7 @@
 
 #include "dagrad/backends/cuda/glue.hpp"
 #include "dagrad/backends/cuda/launch_ops.hpp"
+#include "dagrad/backends/cuda/pool_geometry.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
 
 namespace dagrad::cuda {
@@ -11,15 +12,7 @@ namespace {
 
 // The geometry of this call over `input` (the forward input's shape), as the kernels' plain struct.
 PoolIndex pool_index(const KernelContext& c, const Shape& input) {
-  const ops::Pool2DGeometry g = ops::pool2d_geometry(c.op_name(), c.attrs(), input);
-  PoolIndex p;
-  p.nchw = g.nchw;
-  p.batch = g.batch, p.rows = g.rows, p.cols = g.cols, p.depth = g.depth;
-  p.window_rows = g.window_rows, p.window_cols = g.window_cols;
-  p.stride_rows = g.stride_rows, p.stride_cols = g.stride_cols;
-  p.out_rows = g.out_rows, p.out_cols = g.out_cols;
-  p.pad_top = g.pad_top, p.pad_left = g.pad_left;
-  return p;
+  return pool_index_of(ops::pool2d_geometry(c.op_name(), c.attrs(), input));
 }
 
 void max_pool_grad(KernelContext& c) {

@@ -227,6 +227,16 @@ auto launcher(void (*kernel)(Params...), dim3 grid, dim3 block) {
 
 // The device math the kernels call unqualified, in float as on the device.
 using std::fma;
+// The explicitly rounded operations (never contracted into an FMA); the host compiler does not
+// contract across these calls either (ISO C++ mode: -ffp-contract=off).
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
 
 namespace nvcuda::wmma {
 
