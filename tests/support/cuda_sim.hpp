@@ -1,11 +1,13 @@
 // Runs CUDA kernel source on the host, so that the CPU test suite executes the very kernels the
-// CUDA backend launches (the *.cuh kernel headers), not a re-implementation of them.
+// CUDA backend launches (the kernel headers and .cu files, whose launches go through
+// DAGRAD_LAUNCH), not a re-implementation of them.
 //
 // The model: the blocks of a launch run one after another; the threads of a block are fibers
 // (ucontext) on the calling thread, switched at __syncthreads() and __syncwarp(), which release
-// their fibers only when every live thread of the block (or warp) has arrived. So a missing
-// barrier, or a wrong thread-to-element mapping, gives wrong results here as on a GPU, and
-// threads stuck at different barriers are reported instead of hanging. __shared__ variables
+// their fibers only when every live thread of the block (or warp) has arrived; between barriers
+// the threads run in turn, in alternating order. So a missing barrier, or a wrong
+// thread-to-element mapping, gives wrong results here as on a GPU, and threads stuck at
+// different barriers are reported instead of hanging. __shared__ variables
 // become function-local statics: one copy, reused by each block in turn. nvcuda::wmma is
 // emulated on whole 16x16 tiles held by lane 0 of each warp (a real fragment's layout is opaque).
 // Misaligned vector and wmma accesses, which fault or misbehave on a GPU, and barrier deadlocks
@@ -76,8 +78,13 @@ class Block {
   // Runs every thread of the current block to completion.
   void run() {
     for (Fiber& f : fibers_) start(f);
-    for (;;) {
-      for (unsigned t = 0; t < fibers_.size(); ++t) {
+    // Between barriers the threads run in turn, first to last, then last to first after the
+    // next barrier: a read that a missing barrier leaves unordered after a write by another
+    // thread then sees stale data in one direction or the other.
+    for (bool forward = true;; forward = !forward) {
+      const unsigned n = static_cast<unsigned>(fibers_.size());
+      for (unsigned i = 0; i < n; ++i) {
+        const unsigned t = forward ? i : n - 1 - i;
         if (fibers_[t].state == State::Ready) resume(t);
       }
       if (!release_barriers()) return;
