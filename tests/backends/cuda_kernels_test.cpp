@@ -18,6 +18,7 @@
 #include "dagrad/ops/array_ops.hpp"
 #include "dagrad/ops/conv2d.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
+#include "support/conv_cases.hpp"
 
 namespace {
 
@@ -247,6 +248,34 @@ TEST_CASE("cuda conv kernels (dagrad and cuDNN) match the reference, bitwise rep
     }
   }
   CHECK(checked > 100);
+}
+
+TEST_CASE("cuda NHWC conv kernels on the device: 16-byte chunks, large tiles, NCHW copies, bit for bit", "[cuda][conv]") {
+  DAGRAD_SKIP_WITHOUT_CUDA();
+  // Channel counts in multiples of 8 take the 16-byte loads; up to 136 output channels the large
+  // tiles. Integer-valued data keeps every sum exact, so each dtype must equal the reference.
+  std::mt19937 rng(18);
+  const testing::ConvCaseLimits limits{.channel_multiple = 8, .max_in_channels = 32, .max_out_channels = 136,
+                                       .max_groups = 2};
+  int checked = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    const testing::ConvCase c = testing::random_conv_case(rng, limits);
+    const Tensor x64 = testing::random_small_integers(c.input, rng), f64 = testing::random_small_integers(c.filter, rng);
+    const Tensor dy64 = testing::random_small_integers(Shape(c.geometry.output_dims()), rng);
+    const AttrMap attrs = ops::conv2d_attr_map(c.options);
+    for (DType t : {DType::Half, DType::BFloat16, DType::Float32, DType::Float64}) {
+      const Tensor x = x64.cast(t), f = f64.cast(t), dy = dy64.cast(t);
+      for (const auto& [op, inputs] : {std::pair{"Conv2D", std::vector<Tensor>{x, f}},
+                                       std::pair{"Conv2DBackpropInputV2", std::vector<Tensor>{x, f, dy}},
+                                       std::pair{"Conv2DBackpropFilterV2", std::vector<Tensor>{x, f, dy}}}) {
+        INFO(op << " " << dtype_name(t) << " " << c.options.data_format << " input " << c.input.to_string() << " filter "
+                << c.filter.to_string());
+        CHECK(bitwise_equal(on_cuda(op, inputs, attrs, "cuda"), run_op(op, inputs, attrs, {.backend = "reference"})[0]));
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked == 12 * 4 * 3);
 }
 
 TEST_CASE("a cuda session keeps intermediates on the device and fetches to the host", "[cuda]") {
