@@ -13,24 +13,21 @@
 namespace dagrad::cuda {
 namespace {
 
+// One block per C tile of each group and k-split.
+inline dim3 conv_grid(const ConvGemm& p, const ConvPlan& plan) {
+  const TileShape t = plan.tile;
+  return dim3(static_cast<unsigned>((p.m + t.bm - 1) / t.bm), static_cast<unsigned>((p.n + t.bn - 1) / t.bn),
+              static_cast<unsigned>(p.groups * plan.splits));
+}
+
 // The NHWC kernels with loader `Loader<T, bm, bk, threads, chunked, a_k_major>` for plan.tile.
 // plan_conv takes the large tiles for chunked loads only.
 template <class T, template <class, int, int, int, bool, bool> class Loader, class Launch>
 void launch_nhwc(const ConvGemm& p, const ConvPlan& plan, const T* a, const T* b, T* out, acc_t<T>* work,
                  Launch& launch) {
-  const NhwcArgs args{p,
-                      plan.out_cols,
-                      plan.out_rows,
-                      plan.group_in,
-                      plan.filter_cols,
-                      plan.group_out,
-                      plan.stride_rows,
-                      plan.stride_cols,
-                      plan.splits};
+  const NhwcArgs args{p, plan.divisors, plan.splits};
   const TileShape t = plan.tile;
-  const dim3 grid(static_cast<unsigned>((p.m + t.bm - 1) / t.bm), static_cast<unsigned>((p.n + t.bn - 1) / t.bn),
-                  static_cast<unsigned>(p.groups * plan.splits));
-  const dim3 block(static_cast<unsigned>(t.threads));
+  const dim3 grid = conv_grid(p, plan), block(static_cast<unsigned>(t.threads));
   auto go = [&](auto kernel) { launch("nhwc conv kernel", kernel, grid, block, args, a, b, out, work); };
   if constexpr (is_reduced_v<T>) {
     constexpr TileShape large = kNhwcTensorLarge, small = kNhwcTensorSmall;
@@ -69,10 +66,7 @@ void launch_conv_plan(ElemType type, const ConvGemm& p, const ConvPlan& plan, co
       } else if (plan.variant == ConvVariant::InputNhwc) {
         launch_nhwc<T, InputSlabLoader>(p, plan, a_t, b_t, out, partial, launch);
       } else {
-        const TileShape t = plan.tile;
-        const dim3 grid(static_cast<unsigned>((p.m + t.bm - 1) / t.bm), static_cast<unsigned>((p.n + t.bn - 1) / t.bn),
-                        static_cast<unsigned>(p.groups * plan.splits));
-        const dim3 block(static_cast<unsigned>(t.threads));
+        const dim3 grid = conv_grid(p, plan), block(static_cast<unsigned>(plan.tile.threads));
         if constexpr (is_reduced_v<T>) {
           launch("conv_wmma_kernel", conv_wmma_kernel<T>, grid, block, p, a_t, b_t, out, partial, plan.splits);
         } else {

@@ -44,9 +44,7 @@ __device__ __forceinline__ void store_vec(T* p, const V& v) {
 
 struct NhwcArgs {
   ConvGemm p;
-  // FilterNhwc: pixel -> (image, row, column). ForwardNhwc: k -> (tap, channel), tap -> (kh, kw).
-  // InputNhwc: k -> (tap, channel), tap -> (kh, kw), window offset -> (output index, phase).
-  FastDivmod out_cols, out_rows, group_in, filter_cols, group_out, stride_rows, stride_cols;
+  NhwcDivisors divisors;
   int splits = 1;
 };
 
@@ -83,7 +81,7 @@ __device__ __forceinline__ TapChannel decode_tap_channel(const NhwcArgs& args, c
   d.valid = k < k_end;
   std::uint32_t tap, channel, kh, kw;
   divmod(channels, static_cast<std::uint32_t>(d.valid ? k : 0), &tap, &channel);
-  divmod(args.filter_cols, tap, &kh, &kw);
+  divmod(args.divisors.filter_cols, tap, &kh, &kw);
   d.dh = int64_t{kh} * args.p.dilation_rows;
   d.dw = int64_t{kw} * args.p.dilation_cols;
   d.tap = tap;
@@ -144,8 +142,8 @@ class FilterSlabLoader {
         continue;
       }
       std::uint32_t t, ow, image, oh;
-      divmod(args_.out_cols, static_cast<std::uint32_t>(k), &t, &ow);
-      divmod(args_.out_rows, t, &image, &oh);
+      divmod(args_.divisors.out_cols, static_cast<std::uint32_t>(k), &t, &ow);
+      divmod(args_.divisors.out_rows, t, &image, &oh);
       const int64_t h0 = int64_t{oh} * p.stride_rows, w0 = int64_t{ow} * p.stride_cols;
       const int64_t image_base = int64_t{image} * p.in_rows;
       if constexpr (Chunked) {
@@ -229,7 +227,7 @@ class ForwardSlabLoader {
     // A: this thread's chunk column of k, at each of its pixels.
     TapChannel d[kDecoded];
 #pragma unroll
-    for (int e = 0; e < kDecoded; ++e) d[e] = decode_tap_channel(args_, args_.group_in, k0 + a_chunk_ * kVec + e, k_end);
+    for (int e = 0; e < kDecoded; ++e) d[e] = decode_tap_channel(args_, args_.divisors.group_in, k0 + a_chunk_ * kVec + e, k_end);
 #pragma unroll
     for (int pass = 0; pass < kAPasses; ++pass) {
       auto offset = [&](const TapChannel& t) {
@@ -327,7 +325,7 @@ class InputSlabLoader {
     const ConvGemm& p = args_.p;
     TapChannel d[kDecoded];
 #pragma unroll
-    for (int e = 0; e < kDecoded; ++e) d[e] = decode_tap_channel(args_, args_.group_out, k0 + chunk_ * kVec + e, k_end);
+    for (int e = 0; e < kDecoded; ++e) d[e] = decode_tap_channel(args_, args_.divisors.group_out, k0 + chunk_ * kVec + e, k_end);
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
       // A: dy at the output position that reads tap (kh, kw) from this pixel.
@@ -385,8 +383,8 @@ class InputSlabLoader {
     const int64_t nh = h_reach_[pass] - t.dh, nw = w_reach_[pass] - t.dw;
     if (nh < 0 || nw < 0) return -1;
     std::uint32_t oh, rh, ow, rw;
-    divmod(args_.stride_rows, static_cast<std::uint32_t>(nh), &oh, &rh);
-    divmod(args_.stride_cols, static_cast<std::uint32_t>(nw), &ow, &rw);
+    divmod(args_.divisors.stride_rows, static_cast<std::uint32_t>(nh), &oh, &rh);
+    divmod(args_.divisors.stride_cols, static_cast<std::uint32_t>(nw), &ow, &rw);
     if (rh != 0 || rw != 0 || oh >= p.out_rows || ow >= p.out_cols) return -1;
     return ((dy_image_base_[pass] + oh) * p.out_cols + ow) * p.out_depth + dy_channel0_ + t.channel;
   }

@@ -27,14 +27,19 @@ inline constexpr TileShape kNhwcTensorSmall{64, 64, 32, 128};    // 4 warps of 3
 inline constexpr TileShape kNhwcSimtLarge{128, 128, 8, 256};     // 8 x 8 results per thread
 inline constexpr TileShape kNhwcSimtSmall{64, 64, 16, 256};      // 4 x 4 results per thread
 
+// The NHWC kernels' divisors, fixed for a launch.
+struct NhwcDivisors {
+  FastDivmod out_cols, out_rows;     // FilterNhwc: pixel index -> (image, row, column)
+  FastDivmod group_in, filter_cols;  // ForwardNhwc: k -> (tap, channel), tap -> (kh, kw)
+  FastDivmod group_out, stride_rows, stride_cols;  // InputNhwc: k -> (tap, channel), offset -> output index
+};
+
 struct ConvPlan {
   ConvVariant variant = ConvVariant::Generic;
   TileShape tile = kSimtTile;
   int splits = 1;
   bool chunked = false;  // NHWC kernels: group_in and group_out are multiples of the 16-byte chunk
-  FastDivmod out_cols, out_rows;     // FilterNhwc: pixel index -> (image, row, column)
-  FastDivmod group_in, filter_cols;  // ForwardNhwc: k -> (tap, channel), tap -> (kh, kw)
-  FastDivmod group_out, stride_rows, stride_cols;  // InputNhwc: k -> (tap, channel), offset -> output index
+  NhwcDivisors divisors;
 };
 
 inline int element_bytes(ElemType type) {
@@ -83,13 +88,9 @@ inline ConvPlan plan_conv(ElemType type, const ConvGemm& p, int sm_count, bool a
     // decodes would spill).
     const bool large = p.m >= 96 && p.n >= 96 && type != ElemType::Float64 && plan.chunked;
     plan.tile = tensor ? (large ? kNhwcTensorLarge : kNhwcTensorSmall) : (large ? kNhwcSimtLarge : kNhwcSimtSmall);
-    plan.out_cols = make_fast_divmod(static_cast<std::uint32_t>(std::max<std::int64_t>(p.out_cols, 1)));
-    plan.out_rows = make_fast_divmod(static_cast<std::uint32_t>(std::max<std::int64_t>(p.out_rows, 1)));
-    plan.group_in = make_fast_divmod(static_cast<std::uint32_t>(p.group_in));
-    plan.filter_cols = make_fast_divmod(static_cast<std::uint32_t>(p.filter_cols));
-    plan.group_out = make_fast_divmod(static_cast<std::uint32_t>(p.group_out));
-    plan.stride_rows = make_fast_divmod(static_cast<std::uint32_t>(p.stride_rows));
-    plan.stride_cols = make_fast_divmod(static_cast<std::uint32_t>(p.stride_cols));
+    auto divisor = [](std::int64_t d) { return make_fast_divmod(static_cast<std::uint32_t>(std::max<std::int64_t>(d, 1))); };
+    plan.divisors = {divisor(p.out_cols),  divisor(p.out_rows),    divisor(p.group_in),   divisor(p.filter_cols),
+                     divisor(p.group_out), divisor(p.stride_rows), divisor(p.stride_cols)};
   } else {
     plan.tile = tensor ? kTensorTile : kSimtTile;
   }

@@ -91,8 +91,8 @@ TEST_CASE("plan_conv: NHWC filter gradients get the FilterNhwc kernel and a tile
   CHECK_FALSE(p1.chunked);
   CHECK(p1.tile.bm == kNhwcTensorSmall.bm);
   CHECK(p1.splits > 1);  // one C tile: split k to fill the GPU
-  CHECK(p1.out_cols.divisor == 28);
-  CHECK(p1.out_rows.divisor == 28);
+  CHECK(p1.divisors.out_cols.divisor == 28);
+  CHECK(p1.divisors.out_rows.divisor == 28);
 
   // Many filter rows but channels of 14: element-wise loads, so the small tile.
   const ConvPlan unchunked = plan_conv(ElemType::Float32, filter_gemm({4, 8, 8, 14}, {3, 3, 14, 128}), 132);
