@@ -3,7 +3,7 @@
 // bfloat16 and float32. Conv2DBackpropFilterV2 first (the goal), then Conv2D and
 // Conv2DBackpropInputV2. Prints one line per case and the geometric mean of cuDNN time / dagrad
 // time per op and dtype.
-// Usage: dagrad_cuda_conv_bench [iterations]   (default 10)
+// Usage: dagrad_cuda_conv_bench [iterations] [nhwc|nchw]   (default 10, nhwc)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -62,6 +62,12 @@ double time_ms(F&& run, int iterations) {
 
 int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 10;
+  const std::string layout = argc > 2 ? argv[2] : "nhwc";
+  if (layout != "nhwc" && layout != "nchw") {
+    std::fprintf(stderr, "cuda_conv_bench: layout must be nhwc or nchw, got '%s'\n", layout.c_str());
+    return 2;
+  }
+  const bool nchw = layout == "nchw";
   if (!device_available(Device::cuda())) {
     std::printf("cuda_conv_bench: no CUDA device available; nothing to measure\n");
     return 0;
@@ -75,14 +81,21 @@ int main(int argc, char** argv) {
       for (const BenchShape& s : kShapes) {
         ops::Conv2DOptions o{.strides = {1, s.stride, s.stride, 1}, .padding = s.padding};
         o.dilations = {1, s.dilation, s.dilation, 1};
-        const Shape input{s.n * batch_scale, s.hw, s.hw, s.c}, filter{s.kernel, s.kernel, s.c, s.k};
+        Shape input{s.n * batch_scale, s.hw, s.hw, s.c};
+        if (nchw) {
+          o.data_format = "NCHW";
+          o.strides = {1, 1, s.stride, s.stride};
+          o.dilations = {1, 1, s.dilation, s.dilation};
+          input = Shape{s.n * batch_scale, s.c, s.hw, s.hw};
+        }
+        const Shape filter{s.kernel, s.kernel, s.c, s.k};
         const auto g =
             ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", ops::conv2d_attr_map(o)), input, filter);
         // cuDNN pads symmetrically only; with asymmetric SAME padding the "cudnn" backend falls back
         // to dagrad's kernel, so there is nothing to compare.
         const bool cudnn_applies = g.pad_top == g.pad_bottom && g.pad_left == g.pad_right;
         char label[64];
-        std::snprintf(label, sizeof label, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)input[0], (long long)s.hw,
+        std::snprintf(label, sizeof label, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)s.n * batch_scale, (long long)s.hw,
                       (long long)s.c, (long long)s.k, (long long)s.kernel, (long long)s.stride, s.padding,
                       (long long)s.dilation);
         for (DType t : {DType::Half, DType::BFloat16, DType::Float32}) {
@@ -104,7 +117,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("\nsummary: geometric mean of cuDNN time / dagrad time (goal: >= 0.9 for Conv2DBackpropFilterV2)\n");
+  std::printf("\nsummary (%s): geometric mean of cuDNN time / dagrad time (goal: >= 0.9 for Conv2DBackpropFilterV2)\n", layout.c_str());
   for (const auto& [key, values] : ratios) {
     double log_sum = 0;
     for (double r : values) log_sum += std::log(r);

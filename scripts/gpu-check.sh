@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: builds dagrad (Release, CUDA on), runs the [cuda] tests and
-# the conv benchmark (dagrad vs cuDNN backward-filter), and prints a summary. Aims at < 8 minutes.
+# the conv benchmark (dagrad vs cuDNN, NHWC and NCHW), and prints a summary. Aims at < 8 minutes.
 # Usage: scripts/gpu-check.sh [build-dir]   (JOBS=N: build parallelism; CUDA_ARCHS=90: architectures)
 set -uo pipefail
 
@@ -33,16 +33,22 @@ tests_status=0
 timeout 240 "$build/tests/dagrad_tests" "[cuda],[cuda-host]" 2>&1 | tee "$build/cuda-tests.txt" | tail -40
 tests_status=${PIPESTATUS[0]}
 
-step "Conv2DBackpropFilterV2 benchmark: dagrad vs cuDNN"
+step "Conv2DBackpropFilterV2 benchmark: dagrad vs cuDNN, NHWC"
 bench_status=0
-timeout 240 "$build/dagrad_cuda_conv_bench" 10 2>&1 | tee "$build/cuda-bench.txt"
+timeout 200 "$build/dagrad_cuda_conv_bench" 10 nhwc 2>&1 | tee "$build/cuda-bench.txt"
 bench_status=${PIPESTATUS[0]}
+
+# NCHW runs on NHWC copies (plan_conv_run); fewer iterations keep the script under 8 minutes.
+step "the same benchmark, NCHW"
+timeout 120 "$build/dagrad_cuda_conv_bench" 3 nchw 2>&1 | tee "$build/cuda-bench-nchw.txt"
+nchw_status=${PIPESTATUS[0]}
+[ "$nchw_status" -eq 0 ] || bench_status=$nchw_status
 
 step "summary"
 echo "tests:     $( [ "$tests_status" -eq 0 ] && echo passed || echo "FAILED (exit $tests_status)" )" \
   "$(grep -E '^(All tests passed|test cases:)' "$build/cuda-tests.txt" | tail -1)"
 echo "skipped:   $(grep -c 'SKIPPED' "$build/cuda-tests.txt") warnings saying SKIPPED (must be 0 on a GPU machine)"
 echo "benchmark: $( [ "$bench_status" -eq 0 ] && echo ok || echo "FAILED (exit $bench_status)" )"
-sed -n '/^summary:/,$p' "$build/cuda-bench.txt"
+sed -n '/^summary/,$p' "$build/cuda-bench.txt" "$build/cuda-bench-nchw.txt"
 echo "total:     $(( $(date +%s) - start ))s; full log: $log"
 [ "$tests_status" -eq 0 ] && [ "$bench_status" -eq 0 ]

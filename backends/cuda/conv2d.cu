@@ -1,4 +1,4 @@
-// Launches the implicit-GEMM conv kernels (conv2d_launch.cuh) on a stream.
+// Launches the implicit-GEMM conv kernels and their layout transposes (conv2d_launch.cuh) on a stream.
 #include "dagrad/backends/cuda/conv2d_launch.cuh"
 #include "dagrad/backends/cuda/conv_launch.hpp"
 #include "dagrad/backends/cuda/cuda_check.hpp"
@@ -17,9 +17,8 @@ struct StreamLaunch {
 
 }  // namespace
 
-void launch_conv(ElemType type, const ConvGemm& p, const ConvPlan& plan, const void* a, const void* b, void* c,
-                 void* work, void* stream) {
-  launch_conv_plan(type, p, plan, a, b, c, work, StreamLaunch{as_stream(stream)});
+void launch_conv(ElemType type, const ConvRun& run, const ConvBuffers& buffers, void* stream) {
+  launch_conv_run(type, run, buffers, StreamLaunch{as_stream(stream)});
 }
 
 }  // namespace dagrad::cuda

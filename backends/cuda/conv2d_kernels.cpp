@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "dagrad/backends/cuda/conv_launch.hpp"
 #include "dagrad/backends/cuda/glue.hpp"
@@ -16,15 +17,6 @@ int sm_count(int device) {
   int count = 0;
   check_cuda(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   return std::max(count, 1);
-}
-
-// A copy of the 4-d NCHW tensor `t` in NHWC order, made on the stream.
-std::unique_ptr<Buffer> nhwc_copy(const KernelContext& c, const Tensor& t, void* stream) {
-  auto copy = std::make_unique<Buffer>(allocator_for(c.device()), static_cast<std::size_t>(t.nbytes()));
-  const std::int64_t dims[4] = {t.shape()[0], t.shape()[1], t.shape()[2], t.shape()[3]};
-  const int to_nhwc[4] = {0, 2, 3, 1};
-  launch_permute4(elem(t.dtype()), t.raw_data(), copy->data(), dims, to_nhwc, stream);
-  return copy;
 }
 
 bool aligned_16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
@@ -41,7 +33,7 @@ ops::Conv2DGeometry conv_geometry_of(const KernelContext& c, ConvKind kind) {
 
 void run_own_conv(KernelContext& c, ConvKind kind) {
   Launch launch(c);
-  ConvGemm p = make_conv_gemm(kind, conv_geometry_of(c, kind));
+  const ConvGemm p = make_conv_gemm(kind, conv_geometry_of(c, kind));
   Tensor& out = c.allocate_output(0);
   const ElemType type = elem(out.dtype());
   if (out.num_elements() == 0) return;
@@ -52,38 +44,23 @@ void run_own_conv(KernelContext& c, ConvKind kind) {
   // Operands: A and B per conv_index.hpp; the backprop ops' sizes/shape input (1 or 0) is unused.
   const Tensor& a = kind == ConvKind::BackpropInput ? c.input(2) : c.input(0);
   const Tensor& b = kind == ConvKind::BackpropFilter ? c.input(2) : c.input(1);
-  const void* a_data = a.raw_data();
-  const void* b_data = b.raw_data();
-  // NCHW filter gradient: x and dy are copied to NHWC, where the FilterNhwc kernel's loads are
-  // coalesced (the generic kernel's NCHW gathers are strided).
-  std::unique_ptr<Buffer> x_nhwc, dy_nhwc;
-  if (kind == ConvKind::BackpropFilter && p.nchw) {
-    ConvGemm nhwc = p;
-    nhwc.nchw = false;
-    finish_conv_gemm(&nhwc);
-    if (nhwc_variant(nhwc) == ConvVariant::FilterNhwc) {
-      x_nhwc = nhwc_copy(c, a, launch.stream);
-      dy_nhwc = nhwc_copy(c, b, launch.stream);
-      a_data = x_nhwc->data();
-      b_data = dy_nhwc->data();
-      p = nhwc;
-    }
-  }
-  ConvPlan plan = plan_conv(type, p, sm_count(c.device().index), aligned_16(a_data) && aligned_16(b_data));
-  const std::int64_t n_tiles = (p.n + plan.tile.bn - 1) / plan.tile.bn;
-  if (n_tiles > 65535 || p.groups > 65535) {
+  const ConvRun run = plan_conv_run(type, p, sm_count(c.device().index), aligned_16(a.raw_data()), aligned_16(b.raw_data()));
+  if (!conv_grid_fits(run.gemm, run.plan)) {
     fail(Code::Unimplemented, c.op_name(), ": ", p.groups, " groups of ", p.n,
          " channels exceed the CUDA grid limits of dagrad's conv kernel");
   }
-  plan.splits = static_cast<int>(std::min<std::int64_t>(plan.splits, std::max<std::int64_t>(1, 65535 / p.groups)));
-  std::unique_ptr<Buffer> work;
-  if (plan.splits > 1) {
-    const std::int64_t elements = checked_mul(checked_mul(plan.splits, p.groups), checked_mul(p.m, p.n));
-    const std::int64_t bytes = checked_mul(elements, conv_accumulator_bytes(type));
-    work = std::make_unique<Buffer>(allocator_for(c.device()), static_cast<std::size_t>(bytes));
-  }
-  // The buffers are freed stream-ordered after the kernels (runtime.cpp), so scope exit is safe.
-  launch_conv(type, p, plan, a_data, b_data, out.raw_data(), work ? work->data() : nullptr, launch.stream);
+  // Scratch: NHWC copies and split-K partials. Buffers are freed stream-ordered after the
+  // kernels (runtime.cpp), so freeing them at scope exit is safe.
+  const ConvScratchBytes bytes = conv_scratch_bytes(type, run);
+  std::vector<std::unique_ptr<Buffer>> scratch;
+  auto buffer = [&](std::int64_t size) -> void* {
+    if (size == 0) return nullptr;
+    scratch.push_back(std::make_unique<Buffer>(allocator_for(c.device()), static_cast<std::size_t>(size)));
+    return scratch.back()->data();
+  };
+  const ConvBuffers buffers{a.raw_data(), b.raw_data(), out.raw_data(), buffer(bytes.a),
+                            buffer(bytes.b),  buffer(bytes.c),  buffer(bytes.work)};
+  launch_conv(type, run, buffers, launch.stream);
 }
 
 void register_conv2d_kernels(KernelRegistry& r) {

@@ -9,6 +9,7 @@
 #include "dagrad/backends/cuda/conv2d_nhwc.cuh"
 #include "dagrad/backends/cuda/conv_plan.hpp"
 #include "dagrad/backends/cuda/device_types.cuh"
+#include "dagrad/backends/cuda/layout_transpose.cuh"
 
 namespace dagrad::cuda {
 namespace {
@@ -80,6 +81,35 @@ void launch_conv_plan(ElemType type, const ConvGemm& p, const ConvPlan& plan, co
       }
     }
   });
+}
+
+// A run of plan_conv_run: transposes the staged operands to NHWC, runs the plan, and transposes
+// a staged result back to NCHW.
+template <class Launch>
+void launch_conv_run(ElemType type, const ConvRun& run, const ConvBuffers& io, Launch&& launch) {
+  const ConvGemm& p = run.gemm;
+  const int size = element_bytes(type);
+  const std::int64_t x_pixels = p.in_rows * p.in_cols, y_pixels = p.out_rows * p.out_cols;
+  const bool input_grad = p.kind == ConvKind::BackpropInput;
+  const void* a = io.a;
+  const void* b = io.b;
+  void* c = run.staged.c ? io.c_nhwc : io.c;
+  if (run.staged.a) {
+    launch_transpose(size, io.a, io.a_nhwc,
+                     input_grad ? nchw_to_nhwc(p.batch, p.out_depth, y_pixels) : nchw_to_nhwc(p.batch, p.in_depth, x_pixels),
+                     launch);
+    a = io.a_nhwc;
+  }
+  if (run.staged.b) {  // dy of the filter gradient
+    launch_transpose(size, io.b, io.b_nhwc, nchw_to_nhwc(p.batch, p.out_depth, y_pixels), launch);
+    b = io.b_nhwc;
+  }
+  launch_conv_plan(type, p, run.plan, a, b, c, io.work, launch);
+  if (run.staged.c) {
+    launch_transpose(size, io.c_nhwc, io.c,
+                     input_grad ? nhwc_to_nchw(p.batch, p.in_depth, x_pixels) : nhwc_to_nchw(p.batch, p.out_depth, y_pixels),
+                     launch);
+  }
 }
 
 }  // namespace

@@ -8,10 +8,8 @@
 
 namespace dagrad::cuda {
 
-// C = A * B per group with the kernel, tile and splits of `plan` (plan_conv). With plan.splits > 1,
-// `work` holds plan.splits * groups * m * n accumulators. Requires m, n, k > 0, ceil(n / bn) <= 65535
-// and groups * splits <= 65535.
-void launch_conv(ElemType type, const ConvGemm& p, const ConvPlan& plan, const void* a, const void* b, void* c,
-                 void* work, void* stream);
+// C = A * B per group as `run` (plan_conv_run) says, with NCHW operands transposed where it stages
+// them. Requires m, n, k > 0 and conv_grid_fits(run.gemm, run.plan).
+void launch_conv(ElemType type, const ConvRun& run, const ConvBuffers& buffers, void* stream);
 
 }  // namespace dagrad::cuda

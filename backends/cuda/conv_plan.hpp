@@ -3,8 +3,8 @@
 //
 // - Generic: any conv op, layout and size; every operand element is gathered through
 //   conv_index.hpp's offset functions.
-// - FilterNhwc (NHWC filter gradient; NCHW runs it on NHWC copies, conv2d_kernels.cpp),
-//   ForwardNhwc (NHWC Conv2D) and InputNhwc (NHWC input gradient): C is a plain row-major
+// - FilterNhwc (filter gradient), ForwardNhwc (Conv2D) and InputNhwc (input gradient), on NHWC
+//   operands (NCHW ones are copied to NHWC first, plan_conv_run): C is a plain row-major
 //   matrix there and B nearly so; each thread decodes its fixed indices once and the moving ones with
 //   FastDivmod, operands move in 16-byte chunks when the group's channel counts allow, and the
 //   next k-slab is loaded while the current one is multiplied (conv2d_nhwc.cuh).
@@ -96,7 +96,77 @@ inline ConvPlan plan_conv(ElemType type, const ConvGemm& p, int sm_count, bool a
   }
   const std::int64_t tiles = ((p.m + plan.tile.bm - 1) / plan.tile.bm) * ((p.n + plan.tile.bn - 1) / plan.tile.bn) * p.groups;
   plan.splits = choose_splits(tiles, p.k, plan.tile.bk, sm_count);
+  // The grid's z holds groups * splits, at most 65535.
+  plan.splits = static_cast<int>(std::min<std::int64_t>(plan.splits, std::max<std::int64_t>(1, 65535 / p.groups)));
   return plan;
+}
+
+// Whether the grid of `plan` is one a GPU accepts (its y and z are at most 65535).
+inline bool conv_grid_fits(const ConvGemm& p, const ConvPlan& plan) {
+  return (p.n + plan.tile.bn - 1) / plan.tile.bn <= 65535 && p.groups * plan.splits <= 65535;
+}
+
+// An NCHW conv runs on NHWC copies where an NHWC kernel can take it: the activations it reads
+// are transposed to NHWC first, and an activation result is transposed back (conv2d_launch.cuh).
+// The transposes cost two memory passes; the generic kernel's NCHW gathers cost far more.
+struct NhwcStaging {
+  bool a = false, b = false, c = false;  // which of A, B and C are NHWC copies
+};
+
+struct ConvRun {
+  ConvGemm gemm;  // as the kernels see it: NHWC where staged
+  ConvPlan plan;
+  NhwcStaging staged;
+};
+
+// `a_aligned`, `b_aligned`: the operands start on a 16-byte boundary (copies always do).
+inline ConvRun plan_conv_run(ElemType type, const ConvGemm& p, int sm_count, bool a_aligned = true,
+                             bool b_aligned = true) {
+  ConvRun run{p, {}, {}};
+  if (p.nchw) {
+    ConvGemm nhwc = p;
+    nhwc.nchw = false;
+    finish_conv_gemm(&nhwc);
+    if (nhwc_variant(nhwc) != ConvVariant::Generic) {
+      const bool filter = p.kind == ConvKind::BackpropFilter;
+      run.gemm = nhwc;
+      run.staged = {true, filter, !filter};
+    }
+  }
+  run.plan = plan_conv(type, run.gemm, sm_count, (a_aligned || run.staged.a) && (b_aligned || run.staged.b));
+  return run;
+}
+
+// Bytes of the scratch buffers a run needs: its NHWC copies and its split-K partials.
+struct ConvScratchBytes {
+  std::int64_t a = 0, b = 0, c = 0, work = 0;
+};
+
+// The operands in the op's layout, and scratch buffers of conv_scratch_bytes (null where 0).
+struct ConvBuffers {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  void* a_nhwc = nullptr;
+  void* b_nhwc = nullptr;
+  void* c_nhwc = nullptr;
+  void* work = nullptr;
+};
+
+inline std::int64_t conv_x_elements(const ConvGemm& p) { return p.batch * p.in_rows * p.in_cols * p.in_depth; }
+inline std::int64_t conv_y_elements(const ConvGemm& p) { return p.batch * p.out_rows * p.out_cols * p.out_depth; }
+
+// The sizes are of tensors that exist, and splits stay below 65535, so they cannot overflow.
+inline ConvScratchBytes conv_scratch_bytes(ElemType type, const ConvRun& run) {
+  const ConvGemm& p = run.gemm;
+  const std::int64_t size = element_bytes(type);
+  const bool forward = p.kind == ConvKind::Forward, filter = p.kind == ConvKind::BackpropFilter;
+  ConvScratchBytes bytes;
+  if (run.staged.a) bytes.a = size * (forward || filter ? conv_x_elements(p) : conv_y_elements(p));
+  if (run.staged.b) bytes.b = size * conv_y_elements(p);
+  if (run.staged.c) bytes.c = size * (forward ? conv_y_elements(p) : conv_x_elements(p));
+  if (run.plan.splits > 1) bytes.work = run.plan.splits * p.groups * p.m * p.n * conv_accumulator_bytes(type);
+  return bytes;
 }
 
 }  // namespace dagrad::cuda

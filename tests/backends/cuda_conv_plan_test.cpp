@@ -16,10 +16,14 @@ using namespace dagrad;
 using namespace dagrad::cuda;
 using i64 = std::int64_t;
 
-ConvGemm filter_gemm(const Shape& input, const Shape& filter, const char* format = "NHWC") {
+ConvGemm conv_gemm(ConvKind kind, const Shape& input, const Shape& filter, const char* format = "NHWC") {
   ops::Conv2DOptions o{.strides = {1, 1, 1, 1}, .padding = "SAME", .data_format = format};
   const auto attrs = ops::parse_conv2d_attrs("Conv2D", ops::conv2d_attr_map(o));
-  return make_conv_gemm(ConvKind::BackpropFilter, ops::conv2d_geometry("Conv2D", attrs, input, filter));
+  return make_conv_gemm(kind, ops::conv2d_geometry("Conv2D", attrs, input, filter));
+}
+
+ConvGemm filter_gemm(const Shape& input, const Shape& filter, const char* format = "NHWC") {
+  return conv_gemm(ConvKind::BackpropFilter, input, filter, format);
 }
 
 }  // namespace
@@ -98,7 +102,66 @@ TEST_CASE("plan_conv: NHWC filter gradients get the FilterNhwc kernel and a tile
   const ConvPlan unchunked = plan_conv(ElemType::Float32, filter_gemm({4, 8, 8, 14}, {3, 3, 14, 128}), 132);
   CHECK_FALSE(unchunked.chunked);
   CHECK(unchunked.tile.bm == kNhwcSimtSmall.bm);
-  // plan_conv gives NCHW the generic kernel (run_own_conv copies NCHW filter-gradient operands to NHWC first).
+  // plan_conv gives NCHW the generic kernel (plan_conv_run stages NCHW operands in NHWC first).
   CHECK(plan_conv(ElemType::Float32, filter_gemm({4, 16, 8, 8}, {3, 3, 16, 16}, "NCHW"), 132).variant ==
         ConvVariant::Generic);
+}
+
+TEST_CASE("plan_conv_run: NCHW convs run on NHWC copies, with scratch sized to the copies", "[cuda-host][conv]") {
+  const Shape x{4, 16, 9, 7}, f{3, 3, 16, 24};  // NCHW input: 4 images of 16 x 9 x 7; output 24 channels, SAME
+  const i64 x_bytes = 4 * 16 * 9 * 7 * 2, y_bytes = 4 * 24 * 9 * 7 * 2;
+  struct Expect {
+    ConvKind kind;
+    ConvVariant variant;
+    NhwcStaging staged;
+    i64 a, b, c;
+  };
+  for (const Expect& e : {Expect{ConvKind::Forward, ConvVariant::ForwardNhwc, {true, false, true}, x_bytes, 0, y_bytes},
+                          Expect{ConvKind::BackpropInput, ConvVariant::InputNhwc, {true, false, true}, y_bytes, 0, x_bytes},
+                          Expect{ConvKind::BackpropFilter, ConvVariant::FilterNhwc, {true, true, false}, x_bytes, y_bytes, 0}}) {
+    INFO("kind " << static_cast<int>(e.kind));
+    const ConvGemm nchw = conv_gemm(e.kind, x, f, "NCHW");
+    const ConvRun run = plan_conv_run(ElemType::Half, nchw, 132, false, false);
+    CHECK_FALSE(run.gemm.nchw);
+    CHECK(run.gemm.m == nchw.m);
+    CHECK(run.gemm.k == nchw.k);
+    CHECK(run.gemm.xs[3] == 1);  // channels innermost in the copies
+    CHECK(run.plan.variant == e.variant);
+    CHECK(run.staged.a == e.staged.a);
+    CHECK(run.staged.b == e.staged.b);
+    CHECK(run.staged.c == e.staged.c);
+    // Channels of 16 and 24 are whole 16-byte chunks of half: only the filter gradient's B (dy) is
+    // a copy, so only its alignment is known; the filter operand's alignment (false here) is not.
+    CHECK(run.plan.chunked == (e.kind == ConvKind::BackpropFilter));
+    const ConvScratchBytes bytes = conv_scratch_bytes(ElemType::Half, run);
+    CHECK(bytes.a == e.a);
+    CHECK(bytes.b == e.b);
+    CHECK(bytes.c == e.c);
+    CHECK(bytes.work == (run.plan.splits > 1 ? run.plan.splits * run.gemm.groups * run.gemm.m * run.gemm.n * 4 : 0));
+    CHECK(conv_grid_fits(run.gemm, run.plan));
+
+    // NHWC: nothing staged, no copies.
+    const ConvRun direct = plan_conv_run(ElemType::Half, conv_gemm(e.kind, {4, 9, 7, 16}, f), 132);
+    CHECK_FALSE(direct.staged.a);
+    CHECK_FALSE(direct.staged.b);
+    CHECK_FALSE(direct.staged.c);
+    CHECK(direct.plan.chunked);
+    const ConvScratchBytes none = conv_scratch_bytes(ElemType::Half, direct);
+    CHECK(none.a + none.b + none.c == 0);
+  }
+}
+
+TEST_CASE("plan_conv keeps groups * splits within the grid, and conv_grid_fits says when a grid cannot", "[cuda-host][conv]") {
+  // 40000 groups of one channel and a deep k on a (hypothetical) 100000-SM GPU: choose_splits
+  // wants 5 splits, but 2 * 40000 blocks already exceed the grid's z.
+  ConvGemm depthwise = filter_gemm({64, 32, 32, 40000}, {3, 3, 1, 40000});
+  CHECK(choose_splits(depthwise.groups, depthwise.k, kNhwcSimtSmall.bk, 100000) > 1);
+  const ConvPlan plan = plan_conv(ElemType::Float32, depthwise, 100000);
+  CHECK(plan.splits == 1);
+  CHECK(conv_grid_fits(depthwise, plan));
+  depthwise.groups = 70000;
+  CHECK_FALSE(conv_grid_fits(depthwise, plan));
+  ConvGemm wide = filter_gemm({1, 4, 4, 8}, {1, 1, 8, 8});
+  wide.n = std::int64_t{65536} * plan.tile.bn;
+  CHECK_FALSE(conv_grid_fits(wide, plan));
 }

@@ -22,7 +22,6 @@ struct ConvCase {
 struct ConvCaseLimits {
   std::int64_t channel_multiple = 1;  // channels per group are multiples of this
   std::int64_t max_in_channels = 20, max_out_channels = 70, max_groups = 3;
-  bool nhwc_only = false;
 };
 
 inline ConvCase random_conv_case(std::mt19937& rng, const ConvCaseLimits& limits = {}) {
@@ -30,7 +29,7 @@ inline ConvCase random_conv_case(std::mt19937& rng, const ConvCaseLimits& limits
   auto pick = [&](i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng); };
   for (;;) {
     ConvCase c;
-    const bool nchw = !limits.nhwc_only && pick(0, 1) == 1;
+    const bool nchw = pick(0, 1) == 1;
     c.options.data_format = nchw ? "NCHW" : "NHWC";
     c.options.padding = std::array<const char*, 3>{"SAME", "VALID", "EXPLICIT"}[pick(0, 2)];
     const i64 sr = pick(1, 3), sc = pick(1, 3), dr = pick(1, 2), dc = pick(1, 2);
