@@ -28,7 +28,7 @@ using i64 = std::int64_t;
 struct SimLaunch {
   template <class... Params, class... Args>
   void operator()(const char*, void (*kernel)(Params...), dim3 grid, dim3 block, const Args&... args) const {
-    cuda_sim::launch(grid, block, [&] { kernel(args...); });
+    cuda_sim::launch(grid, block, [&] { kernel(args...); }, reinterpret_cast<const void*>(kernel));
   }
 };
 

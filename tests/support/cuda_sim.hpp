@@ -2,7 +2,10 @@
 // CUDA backend launches (the kernel headers and .cu files, whose launches go through
 // DAGRAD_LAUNCH), not a re-implementation of them.
 //
-// The model: the blocks of a launch run one after another; the threads of a block are fibers
+// The model: the blocks of a launch run one after another, first to last on one launch of a
+// kernel and last to first on its next, so a block that writes into another's part of the output, or reads what
+// another block of the same launch writes, gives a wrong result in one order or the other, as
+// it would on a GPU that schedules blocks in any order. The threads of a block are fibers
 // (ucontext) on the calling thread, switched at __syncthreads() and __syncwarp(), which release
 // their fibers only when every live thread of the block (or warp) has arrived; between barriers
 // the threads run in turn, in alternating order. So a missing barrier, or a wrong
@@ -40,6 +43,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -197,20 +201,23 @@ class Block {
 inline void sync_threads() { Block::current()->wait(Block::State::AtBlockBarrier); }
 inline void sync_warp() { Block::current()->wait(Block::State::AtWarpBarrier); }
 
-// kernel(): one call per thread per block, with the CUDA indices set.
+// kernel(): one call per thread per block, with the CUDA indices set. `key` names the kernel
+// (its address): each kernel's launches alternate the block order.
 template <class Kernel>
-void launch(dim3 grid, dim3 block, Kernel&& kernel) {
+void launch(dim3 grid, dim3 block, Kernel&& kernel, const void* key = nullptr) {
   block_dim = block;
   grid_dim = grid;
   Block threads(block.x * block.y * block.z, [&] { kernel(); });
   Block::current() = &threads;
-  for (unsigned z = 0; z < grid.z; ++z) {
-    for (unsigned y = 0; y < grid.y; ++y) {
-      for (unsigned x = 0; x < grid.x; ++x) {
-        block_idx = uint3{x, y, z};
-        threads.run();
-      }
-    }
+  static std::map<const void*, bool> reversed;  // per kernel: whether its next launch runs reversed
+  const bool reverse = reversed[key];
+  reversed[key] = !reverse;
+  const std::uint64_t blocks = std::uint64_t{grid.x} * grid.y * grid.z;
+  for (std::uint64_t i = 0; i < blocks; ++i) {
+    const std::uint64_t b = reverse ? blocks - 1 - i : i;
+    block_idx = uint3{static_cast<unsigned>(b % grid.x), static_cast<unsigned>(b / grid.x % grid.y),
+                      static_cast<unsigned>(b / (std::uint64_t{grid.x} * grid.y))};
+    threads.run();
   }
   Block::current() = nullptr;
 }
@@ -218,7 +225,7 @@ void launch(dim3 grid, dim3 block, Kernel&& kernel) {
 // DAGRAD_LAUNCH(grid, block, stream, kernel)(args...) (device_types.cuh) on the simulator.
 template <class... Params>
 auto launcher(void (*kernel)(Params...), dim3 grid, dim3 block) {
-  return [=](const auto&... args) { launch(grid, block, [&] { kernel(args...); }); };
+  return [=](const auto&... args) { launch(grid, block, [&] { kernel(args...); }, reinterpret_cast<const void*>(kernel)); };
 }
 
 }  // namespace cuda_sim
