@@ -7,41 +7,16 @@
 #include <memory>
 #include <unistd.h>
 
-#include <dagrad/autodiff/optimizers.hpp>
 #include <dagrad/core/checkpoint.hpp>
-#include <dagrad/core/dataset.hpp>
-#include <dagrad/dagrad.hpp>
-#include <dagrad/ops/layers.hpp>
+
+#include "support/small_cnn.hpp"
 
 using namespace dagrad;
 namespace fs = std::filesystem;
 
 namespace {
 
-// A small CNN: conv 5x5 (filters) -> relu -> max-pool -> dense 10.
-struct Model {
-  Graph g;
-  layers::VariableSet vars;
-  Output images, labels, logits, loss, accuracy;
-  const Node* step = nullptr;
-  const Node* init = nullptr;
-
-  Model(std::uint64_t seed, std::int64_t filters, const std::string& optimizer, double lr) : vars(seed) {
-    images = ops::placeholder(g, DType::Float32, Shape{-1, 28, 28, 1}, "images");
-    labels = ops::placeholder(g, DType::Int32, Shape{-1}, "labels");
-    layers::Layers nn(g, vars);
-    Output x = nn.conv2d(images, "conv1", filters, 5);
-    x = nn.flatten(nn.max_pool(x));
-    logits = nn.dense(x, "dense", 10);
-    const layers::ClassifierMetrics metrics = layers::classifier_metrics(g, logits, labels);
-    loss = metrics.loss;
-    accuracy = metrics.accuracy;
-    step = &minimize(g, loss, vars, {.name = optimizer, .learning_rate = lr});
-    init = &vars.initializer(g);
-  }
-
-  FeedMap feed(const ImageDataset& d) { return {{images, d.images}, {labels, d.labels}}; }
-};
+using Model = testing::SmallCnn;
 
 struct TempDir {
   fs::path path = fs::temp_directory_path() / ("dagrad_train_test_" + std::to_string(getpid()));

@@ -19,26 +19,15 @@
 #include "dagrad/ops/conv2d.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
 #include "support/conv_cases.hpp"
+#include "support/cuda_testing.hpp"
 
 namespace {
 
 using namespace dagrad;
 using i64 = std::int64_t;
-
-// Returns from the test with a visible message when there is no GPU to run on.
-#define DAGRAD_SKIP_WITHOUT_CUDA()                                                                  \
-  if (!device_available(Device::cuda())) {                                                          \
-    WARN(cuda_skip_reason());                                                                       \
-    return;                                                                                         \
-  }
-
-std::string cuda_skip_reason() {
-#ifdef DAGRAD_WITH_CUDA
-  return "SKIPPED: no CUDA device is present (no NVIDIA GPU or driver on this machine)";
-#else
-  return "SKIPPED: dagrad was built without the CUDA backend";
-#endif
-}
+using testing::bitwise_equal;
+using testing::random_tensor;
+using testing::unit_roundoff;
 
 const std::vector<std::string> kFoundationOps = {"Placeholder", "Const", "Identity", "ZerosLike", "OnesLike", "Cast",
                                                  "NoOp", "Add", "AddV2", "Sub", "Mul", "Neg", "AddN", "Sum", "Mean",
@@ -54,33 +43,10 @@ std::vector<DType> kernel_dtypes(const OpDef& def) {
   return {DType::Invalid};
 }
 
-Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937& rng) {
-  Tensor t = Tensor::empty(DType::Float64, shape);
-  std::uniform_real_distribution<double> real(-2.0, 2.0);
-  std::uniform_int_distribution<int> integer(-50, 50);
-  for (i64 i = 0; i < t.num_elements(); ++i) t.data<double>()[i] = is_floating(dtype) ? real(rng) : integer(rng);
-  return t.cast(dtype);
-}
-
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
-}
-
-double unit_roundoff(DType t) {
-  switch (t) {
-    case DType::Half: return std::ldexp(1.0, -11);
-    case DType::BFloat16: return std::ldexp(1.0, -8);
-    case DType::Float32: return std::ldexp(1.0, -24);
-    default: return std::ldexp(1.0, -53);
-  }
-}
-
-// Runs `op` on cuda:0 (inputs copied there) with `backend`, returns the result on the host.
+// Runs `op` on cuda:0 with `backend` and returns its first output on the host.
 Tensor on_cuda(const std::string& op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
                std::string_view backend = {}) {
-  std::vector<Tensor> device_inputs;
-  for (const auto& t : inputs) device_inputs.push_back(t.to(Device::cuda()));
-  return run_op(op, device_inputs, attrs, {.backend = backend})[0].to(Device::cpu());
+  return testing::run_on_cuda(op, inputs, attrs, backend)[0];
 }
 
 }  // namespace
@@ -107,7 +73,7 @@ TEST_CASE("without a CUDA device, using cuda:0 is a clear error", "[cuda-host]")
 #endif
 
 TEST_CASE("cuda element-wise kernels equal the reference bit for bit", "[cuda]") {
-  DAGRAD_SKIP_WITHOUT_CUDA();
+  DAGRAD_SKIP_WITHOUT_CUDA_DEVICE();
   std::mt19937 rng(5);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const std::vector<DType> numeric = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64};
@@ -148,7 +114,7 @@ TEST_CASE("cuda element-wise kernels equal the reference bit for bit", "[cuda]")
 }
 
 TEST_CASE("cuda Sum and Mean match the reference and repeat bitwise", "[cuda]") {
-  DAGRAD_SKIP_WITHOUT_CUDA();
+  DAGRAD_SKIP_WITHOUT_CUDA_DEVICE();
   std::mt19937 rng(9);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int trial = 0; trial < 30; ++trial) {
@@ -185,7 +151,7 @@ TEST_CASE("cuda Sum and Mean match the reference and repeat bitwise", "[cuda]") 
 }
 
 TEST_CASE("cuda conv kernels (dagrad and cuDNN) match the reference, bitwise repeatable", "[cuda][conv]") {
-  DAGRAD_SKIP_WITHOUT_CUDA();
+  DAGRAD_SKIP_WITHOUT_CUDA_DEVICE();
   std::mt19937 rng(17);
   auto pick = [&](i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng); };
   int checked = 0;
@@ -251,7 +217,7 @@ TEST_CASE("cuda conv kernels (dagrad and cuDNN) match the reference, bitwise rep
 }
 
 TEST_CASE("cuda NHWC conv kernels on the device: 16-byte chunks, large tiles, NCHW copies, bit for bit", "[cuda][conv]") {
-  DAGRAD_SKIP_WITHOUT_CUDA();
+  DAGRAD_SKIP_WITHOUT_CUDA_DEVICE();
   // Channel counts in multiples of 8 take the 16-byte loads; up to 136 output channels the large
   // tiles. Integer-valued data keeps every sum exact, so each dtype must equal the reference.
   std::mt19937 rng(18);
@@ -279,7 +245,7 @@ TEST_CASE("cuda NHWC conv kernels on the device: 16-byte chunks, large tiles, NC
 }
 
 TEST_CASE("a cuda session keeps intermediates on the device and fetches to the host", "[cuda]") {
-  DAGRAD_SKIP_WITHOUT_CUDA();
+  DAGRAD_SKIP_WITHOUT_CUDA_DEVICE();
   std::mt19937 rng(3);
   Graph g;
   const Output x = ops::placeholder(g, DType::Float32, Shape{2, 8, 8, 3}, "x");
