@@ -149,6 +149,15 @@ TEST_CASE("plan_conv_run: NCHW convs run on NHWC copies, with scratch sized to t
     const ConvScratchBytes none = conv_scratch_bytes(ElemType::Half, direct);
     CHECK(none.a + none.b + none.c == 0);
   }
+  // Past the NHWC kernels' 32-bit indices (k = 70000 * 180 * 180 > 2^31): the generic kernel on
+  // the op's own layout, nothing staged.
+  const ConvRun huge = plan_conv_run(ElemType::Half, conv_gemm(ConvKind::BackpropFilter, {70000, 16, 180, 180}, f, "NCHW"), 132);
+  CHECK(huge.gemm.nchw);
+  CHECK(huge.gemm.k > (i64{1} << 31));
+  CHECK(huge.plan.variant == ConvVariant::Generic);
+  CHECK_FALSE((huge.staged.a || huge.staged.b || huge.staged.c));
+  const ConvScratchBytes huge_bytes = conv_scratch_bytes(ElemType::Half, huge);
+  CHECK(huge_bytes.a + huge_bytes.b + huge_bytes.c == 0);
 }
 
 TEST_CASE("plan_conv keeps groups * splits within the grid, and conv_grid_fits says when a grid cannot", "[cuda-host][conv]") {
