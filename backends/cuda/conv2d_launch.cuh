@@ -89,26 +89,22 @@ template <class Launch>
 void launch_conv_run(ElemType type, const ConvRun& run, const ConvBuffers& io, Launch&& launch) {
   const ConvGemm& p = run.gemm;
   const int size = element_bytes(type);
-  const std::int64_t x_pixels = p.in_rows * p.in_cols, y_pixels = p.out_rows * p.out_cols;
-  const bool input_grad = p.kind == ConvKind::BackpropInput;
+  auto to_nhwc = [](const ActivationShape& s) { return nchw_to_nhwc(s.batch, s.channels, s.pixels); };
   const void* a = io.a;
   const void* b = io.b;
   void* c = run.staged.c ? io.c_nhwc : io.c;
   if (run.staged.a) {
-    launch_transpose(size, io.a, io.a_nhwc,
-                     input_grad ? nchw_to_nhwc(p.batch, p.out_depth, y_pixels) : nchw_to_nhwc(p.batch, p.in_depth, x_pixels),
-                     launch);
+    launch_transpose(size, io.a, io.a_nhwc, to_nhwc(conv_a_shape(p)), launch);
     a = io.a_nhwc;
   }
-  if (run.staged.b) {  // dy of the filter gradient
-    launch_transpose(size, io.b, io.b_nhwc, nchw_to_nhwc(p.batch, p.out_depth, y_pixels), launch);
+  if (run.staged.b) {
+    launch_transpose(size, io.b, io.b_nhwc, to_nhwc(conv_b_shape(p)), launch);
     b = io.b_nhwc;
   }
   launch_conv_plan(type, p, run.plan, a, b, c, io.work, launch);
   if (run.staged.c) {
-    launch_transpose(size, io.c_nhwc, io.c,
-                     input_grad ? nhwc_to_nchw(p.batch, p.in_depth, x_pixels) : nhwc_to_nchw(p.batch, p.out_depth, y_pixels),
-                     launch);
+    const ActivationShape s = conv_c_shape(p);
+    launch_transpose(size, io.c_nhwc, io.c, nhwc_to_nchw(s.batch, s.channels, s.pixels), launch);
   }
 }
 

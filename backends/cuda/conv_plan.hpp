@@ -153,18 +153,31 @@ struct ConvBuffers {
   void* work = nullptr;
 };
 
-inline std::int64_t conv_x_elements(const ConvGemm& p) { return p.batch * p.in_rows * p.in_cols * p.in_depth; }
-inline std::int64_t conv_y_elements(const ConvGemm& p) { return p.batch * p.out_rows * p.out_cols * p.out_depth; }
+// An activation (x or dy/y) as its NHWC copy sees it: `batch` images of channels x pixels.
+struct ActivationShape {
+  std::int64_t batch = 0, channels = 0, pixels = 0;
+  std::int64_t elements() const { return batch * channels * pixels; }
+};
+inline ActivationShape conv_x_shape(const ConvGemm& p) { return {p.batch, p.in_depth, p.in_rows * p.in_cols}; }
+inline ActivationShape conv_y_shape(const ConvGemm& p) { return {p.batch, p.out_depth, p.out_rows * p.out_cols}; }
+// What A, B and C hold where they are staged: A is x, or dy for the input gradient; B is dy (the
+// filter gradient's); C is y (Conv2D) or dx (the input gradient).
+inline ActivationShape conv_a_shape(const ConvGemm& p) {
+  return p.kind == ConvKind::BackpropInput ? conv_y_shape(p) : conv_x_shape(p);
+}
+inline ActivationShape conv_b_shape(const ConvGemm& p) { return conv_y_shape(p); }
+inline ActivationShape conv_c_shape(const ConvGemm& p) {
+  return p.kind == ConvKind::Forward ? conv_y_shape(p) : conv_x_shape(p);
+}
 
 // The sizes are of tensors that exist, and splits stay below 65535, so they cannot overflow.
 inline ConvScratchBytes conv_scratch_bytes(ElemType type, const ConvRun& run) {
   const ConvGemm& p = run.gemm;
   const std::int64_t size = element_bytes(type);
-  const bool forward = p.kind == ConvKind::Forward, filter = p.kind == ConvKind::BackpropFilter;
   ConvScratchBytes bytes;
-  if (run.staged.a) bytes.a = size * (forward || filter ? conv_x_elements(p) : conv_y_elements(p));
-  if (run.staged.b) bytes.b = size * conv_y_elements(p);
-  if (run.staged.c) bytes.c = size * (forward ? conv_y_elements(p) : conv_x_elements(p));
+  if (run.staged.a) bytes.a = size * conv_a_shape(p).elements();
+  if (run.staged.b) bytes.b = size * conv_b_shape(p).elements();
+  if (run.staged.c) bytes.c = size * conv_c_shape(p).elements();
   if (run.plan.splits > 1) bytes.work = run.plan.splits * p.groups * p.m * p.n * conv_accumulator_bytes(type);
   return bytes;
 }

@@ -28,7 +28,7 @@ using i64 = std::int64_t;
 struct SimLaunch {
   template <class... Params, class... Args>
   void operator()(const char*, void (*kernel)(Params...), dim3 grid, dim3 block, const Args&... args) const {
-    cuda_sim::launch(grid, block, [&] { kernel(args...); }, reinterpret_cast<const void*>(kernel));
+    cuda_sim::launcher(kernel, grid, block)(args...);
   }
 };
 
@@ -164,8 +164,8 @@ TEST_CASE("cuda batched transpose on the simulator: NCHW <-> NHWC of every eleme
       SimLaunch launch;
       launch_transpose(sizeof(Word), in.data(), out.data(), t, launch);
     } else {  // fewer blocks than tiles: each block walks several
-      cuda_sim::launch(dim3(blocks), dim3(kTransposeTile, kTransposeRowsPerPass),
-                       [&] { transpose_kernel<Word>(in.data(), out.data(), t); });
+      cuda_sim::launcher(transpose_kernel<Word>, dim3(blocks), dim3(kTransposeTile, kTransposeRowsPerPass))(
+          static_cast<const Word*>(in.data()), out.data(), t);
     }
     REQUIRE(cuda_sim::violations() == 0);
     i64 wrong = 0;

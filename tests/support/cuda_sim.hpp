@@ -3,14 +3,14 @@
 // DAGRAD_LAUNCH), not a re-implementation of them.
 //
 // The model: the blocks of a launch run one after another, first to last on one launch of a
-// kernel and last to first on its next, so a block that writes into another's part of the output, or reads what
-// another block of the same launch writes, gives a wrong result in one order or the other, as
-// it would on a GPU that schedules blocks in any order. The threads of a block are fibers
-// (ucontext) on the calling thread, switched at __syncthreads() and __syncwarp(), which release
-// their fibers only when every live thread of the block (or warp) has arrived; between barriers
-// the threads run in turn, in alternating order. So a missing barrier, or a wrong
-// thread-to-element mapping, gives wrong results here as on a GPU, and threads stuck at
-// different barriers are reported instead of hanging. __shared__ variables
+// kernel and last to first on its next, so a block that writes into another's part of the
+// output, or reads what another block of the same launch writes, gives a wrong result in one
+// order or the other, as it would on a GPU that schedules blocks in any order. The threads of a
+// block are fibers (ucontext) on the calling thread, switched at __syncthreads() and
+// __syncwarp(), which release their fibers only when every live thread of the block (or warp)
+// has arrived; between barriers the threads run in turn, in alternating order. So a missing
+// barrier, or a wrong thread-to-element mapping, gives wrong results here as on a GPU, and
+// threads stuck at different barriers are reported instead of hanging. __shared__ variables
 // become function-local statics: one copy, reused by each block in turn. nvcuda::wmma is
 // emulated on whole 16x16 tiles held by lane 0 of each warp (a real fragment's layout is opaque).
 // Misaligned vector and wmma accesses, which fault or misbehave on a GPU, and barrier deadlocks
