@@ -15,4 +15,3 @@ function(dagrad_precompile_headers target)
   endforeach()
   target_precompile_headers(${target} PRIVATE ${headers})
 endfunction()
-
