@@ -21,14 +21,6 @@ bool Shape::is_fully_defined() const {
   return true;
 }
 
-std::int64_t checked_mul(std::int64_t a, std::int64_t b) {
-  std::int64_t product = 0;
-  if (__builtin_mul_overflow(a, b, &product)) {
-    fail(Code::OutOfRange, "integer overflow multiplying dimensions ", a, " and ", b);
-  }
-  return product;
-}
-
 std::int64_t Shape::num_elements() const {
   std::int64_t n = 1;
   for (auto d : dims_) {

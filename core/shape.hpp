@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "dagrad/core/checked.hpp"
+
 namespace dagrad {
 
 class Shape {
@@ -40,8 +42,5 @@ class Shape {
 };
 
 std::ostream& operator<<(std::ostream& out, const Shape& shape);
-
-// Multiplies non-negative int64 values, throwing OutOfRange instead of overflowing.
-std::int64_t checked_mul(std::int64_t a, std::int64_t b);
 
 }  // namespace dagrad
