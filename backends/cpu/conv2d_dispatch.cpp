@@ -4,6 +4,10 @@
 // widened to float32 first: workspace = the two inputs and the output in float32),
 // else the generic path. The choice depends on shapes, attributes and the CPU, and on whether an
 // input that a fast path would multiply by padding zeros holds Inf or NaN (see has_padding).
+// Size arithmetic: every kernel is entered from here with non-empty tensors only, so products of
+// one tensor's dims (element counts, activation strides, offsets of elements inside it) are
+// bounded by its allocated element count; positions o * stride + k * dilation by the
+// Conv2DGeometry guarantee; planner predicates that combine attributes run in 128 bits or double.
 #include <algorithm>
 #include <initializer_list>
 #include <memory>
