@@ -3,7 +3,6 @@
 // the graph, run_op, raw_ops and the CLI reject the same inputs with the same words.
 #include "dagrad/ops/conv2d.hpp"
 
-#include <algorithm>
 #include <limits>
 
 #include "dagrad/core/checked.hpp"
@@ -81,15 +80,13 @@ Shape filter_shape_from_sizes(const ShapeContext& c) {
 }
 
 // A fully defined output whose element count overflows int64 can never be allocated; say so
-// here, naming the op, rather than when the kernel allocates.
-// An empty shape (a zero dim) has no elements however large its other dims, and is accepted:
-// the kernels return at once on it.
+// here, naming the op, rather than when the kernel allocates. The running product in dim order,
+// as Shape::num_elements and TF's TensorShape compute it: a zero dim before a huge one gives 0.
 void set_checked_output(ShapeContext& c, Shape shape) {
-  const auto& dims = shape.dims();
-  if (shape.is_fully_defined() && std::find(dims.begin(), dims.end(), 0) == dims.end()) {
+  if (shape.is_fully_defined()) {
     try {
       std::int64_t n = 1;
-      for (auto d : dims) n = checked_mul(n, d, "output elements");
+      for (auto d : shape.dims()) n = checked_mul(n, d, "output elements");
     } catch (const Error&) {
       invalid_argument(c.op_name(), ": output shape ", shape.to_string(), " has more than 2^63 - 1 elements");
     }
