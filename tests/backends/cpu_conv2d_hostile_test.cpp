@@ -101,6 +101,9 @@ TEST_CASE("cpu conv kernels match the reference on strides, dilations and paddin
       // Depthwise: the tile walk stepped first += count * stride.
       {"depthwise, stride cols max", Shape{1, 3, 6, 2}, Shape{2, 2, 1, 2}, 1, kMax},
       {"depthwise x2, stride rows max", Shape{1, 6, 3, 3}, Shape{2, 2, 1, 6}, kMax, 2},
+      // Grouped (two groups wide enough for the implicit GEMM) with both strides huge.
+      {"groups, strides max", Shape{1, 4, 5, 8}, Shape{2, 2, 4, 16}, kMax, kMax - 2},
+      {"groups, dilated, SAME", Shape{2, 5, 4, 8}, Shape{3, 2, 4, 16}, 2, kMax, kMax / 4, 3, "SAME"},
       // Dilations so large that SAME pads by about INT64_MAX / 4, or INT64_MAX - 4 in all.
       {"dilation max / 2, SAME", Shape{1, 4, 4, 2}, Shape{2, 2, 2, 3}, 1, 1, kMax / 2, kMax / 2, "SAME"},
       {"dilation max - 1, stride max", Shape{1, 4, 4, 3}, Shape{2, 2, 3, 4}, kMax, 3, kMax - 1, 1, "SAME"},
