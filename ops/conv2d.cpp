@@ -5,6 +5,7 @@
 
 #include <limits>
 
+#include "dagrad/core/checked.hpp"
 #include "dagrad/core/eager.hpp"
 #include "dagrad/ops/array_ops.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
@@ -79,14 +80,15 @@ Shape filter_shape_from_sizes(const ShapeContext& c) {
 }
 
 // A fully defined output whose element count overflows int64 can never be allocated; say so
-// here, naming the op, rather than when the kernel allocates.
+// here, naming the op, rather than when the kernel allocates. The running product in dim order,
+// as Shape::num_elements and TF's TensorShape compute it: a zero dim before a huge one gives 0.
 void set_checked_output(ShapeContext& c, Shape shape) {
   if (shape.is_fully_defined()) {
-    std::int64_t n = 1;
-    for (auto d : shape.dims()) {
-      if (__builtin_mul_overflow(n, d, &n)) {
-        invalid_argument(c.op_name(), ": output shape ", shape.to_string(), " has more than 2^63 - 1 elements");
-      }
+    try {
+      std::int64_t n = 1;
+      for (auto d : shape.dims()) n = checked_mul(n, d, "output elements");
+    } catch (const Error&) {
+      invalid_argument(c.op_name(), ": output shape ", shape.to_string(), " has more than 2^63 - 1 elements");
     }
   }
   c.set_output(0, std::move(shape));

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
+#include "dagrad/core/checked.hpp"
 #include "dagrad/core/error.hpp"
 
 namespace dagrad::ops {
@@ -62,6 +64,67 @@ double Conv2DGeometry::flops() const {
   return 2.0 * static_cast<double>(batch) * static_cast<double>(out_rows) * static_cast<double>(out_cols) *
          static_cast<double>(filter_rows) * static_cast<double>(filter_cols) *
          static_cast<double>(filter_in_depth) * static_cast<double>(out_depth);
+}
+
+TapProgression conv_input_taps(std::int64_t o, std::int64_t stride, std::int64_t dilation, std::int64_t pad,
+                               std::int64_t size, std::int64_t filter) {
+  // Input position (o * stride + k * dilation) - pad lies in [0, size) for k in [lo, hi].
+  const std::int64_t start = o * stride;  // <= the padded size: the geometry guarantee
+  const std::int64_t below = pad - start;  // k * dilation must reach this
+  const std::int64_t above = (size - 1 + pad) - start;  // and not pass this; size + pad <= INT64_MAX
+  if (above < 0 || filter <= 0) return {};
+  const std::int64_t lo = below <= 0 ? 0 : below / dilation + (below % dilation != 0);
+  return {lo, std::min(filter - 1, above / dilation), 1};
+}
+
+namespace {
+// The inverse of a modulo m (gcd(a, m) = 1, m >= 1), by the extended Euclidean algorithm.
+std::int64_t inverse_mod(std::int64_t a, std::int64_t m) {
+  Wide r0 = m, r1 = a % m, s0 = 0, s1 = 1;
+  while (r1 != 0) {
+    const Wide q = r0 / r1;
+    const Wide r2 = r0 - q * r1, s2 = s0 - q * s1;
+    r0 = r1, r1 = r2, s0 = s1, s1 = s2;
+  }
+  const Wide inv = s0 % m;
+  return static_cast<std::int64_t>(inv < 0 ? inv + m : inv);
+}
+}  // namespace
+
+ConvOutputTaps::ConvOutputTaps(std::int64_t stride, std::int64_t dilation, std::int64_t pad, std::int64_t out_size,
+                               std::int64_t filter)
+    : stride_(stride), dilation_(dilation), pad_(pad), out_size_(out_size), filter_(filter) {
+  std::int64_t a = stride, b = dilation;
+  while (b != 0) a = std::exchange(b, a % b);
+  gcd_ = a;
+  period_ = stride / gcd_;
+  inverse_ = period_ == 1 ? 0 : inverse_mod((dilation / gcd_) % period_, period_);
+}
+
+TapProgression ConvOutputTaps::at(std::int64_t i) const {
+  if (out_size_ <= 0 || filter_ <= 0) return {};
+  // t = (i + pad) - k * dilation must be a multiple of stride in [0, (out_size - 1) * stride].
+  const std::int64_t t = i + pad_;                    // <= the padded size
+  const std::int64_t last_start = (out_size_ - 1) * stride_;  // <= the padded size minus the window
+  const std::int64_t hi = std::min(filter_ - 1, t / dilation_);
+  const std::int64_t over = t - last_start;          // k * dilation must be at least this
+  const std::int64_t lo = over <= 0 ? 0 : over / dilation_ + (over % dilation_ != 0);
+  const std::int64_t residue = t % stride_;
+  if (lo > hi || residue % gcd_ != 0) return {};
+  // k * (dilation / g) == residue / g (mod period): k == k0 (mod period).
+  const auto k0 = static_cast<std::int64_t>(static_cast<Wide>(residue / gcd_) * inverse_ % period_);
+  const std::int64_t skip = ((k0 - lo % period_) % period_ + period_) % period_;  // to the first k >= lo
+  if (skip > hi - lo) return {};
+  const std::int64_t first = lo + skip;
+  return {first, first + (hi - first) / period_ * period_, period_};
+}
+
+std::int64_t conv_real_tap_pairs(std::int64_t out_size, std::int64_t stride, std::int64_t dilation, std::int64_t pad,
+                                 std::int64_t size, std::int64_t filter) {
+  std::int64_t pairs = 0;
+  for (std::int64_t o = 0; o < out_size; ++o)
+    pairs = checked_add(pairs, conv_input_taps(o, stride, dilation, pad, size, filter).count(), "conv tap pairs");
+  return pairs;
 }
 
 Conv2DAttrs parse_conv2d_attrs(std::string_view op, const AttrMap& attrs) {

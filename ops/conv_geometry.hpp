@@ -60,6 +60,45 @@ inline std::int64_t conv_output_pos(std::int64_t i, std::int64_t k, std::int64_t
   return t / stride < out_size ? t / stride : -1;
 }
 
+// The filter taps k = first, first + step, ... <= last along one spatial dimension (none when
+// first > last), found in closed form so that no kernel scans taps that touch nothing.
+struct TapProgression {
+  std::int64_t first = 0, last = -1, step = 1;
+  bool empty() const { return first > last; }
+  std::int64_t count() const { return empty() ? 0 : (last - first) / step + 1; }
+  // The first tap >= k, or last + 1 when there is none. No overflow for any k <= last.
+  std::int64_t next(std::int64_t k) const {
+    if (k <= first) return first;
+    if (k > last) return last + 1;
+    const std::int64_t d = k - first, q = d / step + (d % step != 0);
+    return q <= (last - first) / step ? first + q * step : last + 1;
+  }
+};
+
+// The taps through which output position o reads inside [0, size): conv_input_pos(o, k, ...) >= 0
+// exactly for them (step 1). Overflow-free under the Conv2DGeometry guarantee.
+TapProgression conv_input_taps(std::int64_t o, std::int64_t stride, std::int64_t dilation, std::int64_t pad,
+                               std::int64_t size, std::int64_t filter);
+
+// The taps through which input position i reaches an output position in [0, out_size):
+// conv_output_pos(i, k, ...) >= 0 exactly for them. They form one progression (k * dilation must
+// be congruent to i + pad modulo stride); the modular inverse that finds it is computed once here.
+class ConvOutputTaps {
+ public:
+  ConvOutputTaps(std::int64_t stride, std::int64_t dilation, std::int64_t pad, std::int64_t out_size,
+                 std::int64_t filter);
+  TapProgression at(std::int64_t i) const;
+
+ private:
+  std::int64_t stride_, dilation_, pad_, out_size_, filter_;
+  std::int64_t gcd_ = 1, period_ = 1, inverse_ = 0;  // period = stride / gcd; inverse of dilation / gcd mod period
+};
+
+// Sum over output positions o of conv_input_taps(o, ...).count(): the (output, tap) pairs that
+// read real input along one dimension, for planners that bound the work spent on padding.
+std::int64_t conv_real_tap_pairs(std::int64_t out_size, std::int64_t stride, std::int64_t dilation, std::int64_t pad,
+                                 std::int64_t size, std::int64_t filter);
+
 // Parsed, validated conv attributes (TF's messages on bad values), independent of shapes.
 struct Conv2DAttrs {
   DataFormat data_format = DataFormat::NHWC;

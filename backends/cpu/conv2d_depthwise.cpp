@@ -38,13 +38,16 @@ void for_each_tile(i64 cols, i64 step, i64 mr, i64 filter_cols, Src&& src, Tile&
     return true;
   };
   for (i64 cls = 0; cls < std::min(step, cols); ++cls) {
-    for (i64 first = cls; first < cols;) {
+    for (i64 first = cls;;) {
       kws.clear();
       for (i64 kw = 0; kw < filter_cols; ++kw)
         if (src(first, kw) >= 0) kws.push_back(kw);
       i64 count = 1;  // (cols - 1 - first) / step >= count: pixel first + count * step exists
       while (count < mr && (cols - 1 - first) / step >= count && same_taps(first, first + count * step)) ++count;
       tile(first, count, kws);
+      // The next tile starts count * step further on if that pixel exists; testing it by
+      // division, since first + count * step wraps for a stride near INT64_MAX.
+      if ((cols - 1 - first) / step < count) break;
       first += count * step;
     }
   }

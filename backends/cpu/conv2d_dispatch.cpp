@@ -4,7 +4,12 @@
 // widened to float32 first: workspace = the two inputs and the output in float32),
 // else the generic path. The choice depends on shapes, attributes and the CPU, and on whether an
 // input that a fast path would multiply by padding zeros holds Inf or NaN (see has_padding).
+// Size arithmetic: every kernel is entered from here with non-empty tensors only, so products of
+// one tensor's dims (element counts, activation strides, offsets of elements inside it) are
+// bounded by its allocated element count; positions o * stride + k * dilation by the
+// Conv2DGeometry guarantee; planner predicates that combine attributes run in 128 bits or double.
 #include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -15,6 +20,7 @@
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
+#include "dagrad/core/checked.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -22,9 +28,42 @@ namespace {
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
-i64 input_size(const Conv2DGeometry& g) { return g.batch * g.in_rows * g.in_cols * g.in_depth; }
-i64 output_size(const Conv2DGeometry& g) { return g.batch * g.out_rows * g.out_cols * g.out_depth; }
-i64 filter_size(const Conv2DGeometry& g) { return g.filter_rows * g.filter_cols * g.filter_in_depth * g.out_depth; }
+// Element counts: 0 where any dim is 0 (a huge dim beside a zero one is a legal empty tensor),
+// else the checked product (the tensor exists, so it fits).
+i64 element_count(std::initializer_list<i64> dims) {
+  for (const i64 d : dims)
+    if (d == 0) return 0;
+  return checked_product(dims, "Conv2D: tensor elements");
+}
+i64 input_size(const Conv2DGeometry& g) { return element_count({g.batch, g.in_rows, g.in_cols, g.in_depth}); }
+i64 output_size(const Conv2DGeometry& g) { return element_count({g.batch, g.out_rows, g.out_cols, g.out_depth}); }
+i64 filter_size(const Conv2DGeometry& g) {
+  return element_count({g.filter_rows, g.filter_cols, g.filter_in_depth, g.out_depth});
+}
+
+// The fast paths scan (and some multiply) taps that fall in the padding or, for the input
+// gradient, between the strides, and size some buffers by the filter's taps. Where the scanned
+// (position, tap) pairs outnumber those that touch real input by more than kMaxWaste along the
+// two axes together, or the filter has more than kMaxFastTaps taps, the generic path runs: its
+// tap ranges are closed-form and its workspace does not grow with the geometry. So every call
+// costs a small multiple of its real multiply-adds plus its input and output sizes.
+constexpr double kMaxWaste = 16;
+constexpr i64 kMaxFastTaps = 4096;
+bool fast_paths_bounded(const Conv2DGeometry& g, bool scans_input_positions) {
+  if (g.filter_rows > kMaxFastTaps || g.filter_cols > kMaxFastTaps ||
+      g.filter_rows * g.filter_cols > kMaxFastTaps)  // both <= 4096: no overflow
+    return false;
+  const auto scanned = [&](i64 in, i64 out, i64 taps) {
+    return static_cast<double>(scans_input_positions ? in : out) * static_cast<double>(taps);
+  };
+  const double real =
+      static_cast<double>(ops::conv_real_tap_pairs(g.out_rows, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows,
+                                                   g.filter_rows)) *
+      static_cast<double>(ops::conv_real_tap_pairs(g.out_cols, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols,
+                                                   g.filter_cols));
+  const double scan = scanned(g.in_rows, g.out_rows, g.filter_rows) * scanned(g.in_cols, g.out_cols, g.filter_cols);
+  return scan <= kMaxWaste * real + 4096;  // tiny calls pass whatever their shape
+}
 
 // The native bfloat16 kernels: NHWC, groups = 1, AVX-512 BF16, and a reduction (channels, or
 // filters for the input gradient, whose C-wide rows must be as wide; channels are the panel rows
@@ -48,7 +87,7 @@ FastFn fast_backprop_input(const Conv2DGeometry& g) {
 FastFn fast_backprop_filter(const Conv2DGeometry& g) {
   if (conv2d_filter_strips_apply(g)) return conv2d_backprop_filter_strips<float>;  // first layers
   if (g.data_format == ops::DataFormat::NHWC) return conv2d_backprop_filter_fast;  // any groups
-  return conv2d_backprop_filter_nchw_slabs;                                        // NCHW on the NHWC kernels
+  return conv2d_filter_nchw_slabs_apply(g) ? conv2d_backprop_filter_nchw_slabs : nullptr;  // NCHW on NHWC kernels
 }
 
 // Runs a float32 fast kernel on T inputs a, b: in place for float32, else widened (workspace:
@@ -117,7 +156,14 @@ bool misses_outputs(const Conv2DGeometry& g) {
 
 template <class T>
 void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
+  const i64 ny = output_size(g);
+  if (ny == 0) return;  // before any loop: an empty output may still have a huge dimension
+  if (input_size(g) == 0 || filter_size(g) == 0) {  // no tap reads anything
+    std::fill_n(y, ny, T(0));
+    return;
+  }
   if constexpr (kHasFastPaths<T>) {
+    if (!fast_paths_bounded(g, false)) return conv2d_forward_generic(g, x, f, y);
     if (conv2d_depthwise_applies(g))  // skips the padding taps itself: no finite check
       return run_fast(g, conv2d_forward_depthwise, x, input_size(g), f, filter_size(g), y, output_size(g));
     const bool native = native_bf16<T>(g, g.in_depth);
@@ -134,7 +180,14 @@ void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
 
 template <class T>
 void conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* dx) {
+  const i64 nx = input_size(g);
+  if (nx == 0) return;
+  if (output_size(g) == 0 || filter_size(g) == 0) {  // nothing flows back
+    std::fill_n(dx, nx, T(0));
+    return;
+  }
   if constexpr (kHasFastPaths<T>) {
+    if (!fast_paths_bounded(g, true)) return conv2d_backprop_input_generic(g, f, dy, dx);
     if (conv2d_depthwise_applies(g))
       return run_fast(g, conv2d_backprop_input_depthwise, f, filter_size(g), dy, output_size(g), dx, input_size(g));
     const bool native = native_bf16<T>(g, std::min(g.out_depth, g.in_depth));
@@ -151,7 +204,14 @@ void conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* 
 
 template <class T>
 void conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T* df) {
+  const i64 nf = filter_size(g);
+  if (nf == 0) return;
+  if (input_size(g) == 0 || output_size(g) == 0) {  // no products at all
+    std::fill_n(df, nf, T(0));
+    return;
+  }
   if constexpr (kHasFastPaths<T>) {
+    if (!fast_paths_bounded(g, false)) return conv2d_backprop_filter_generic(g, x, dy, df);
     if (conv2d_depthwise_applies(g))
       return run_fast(g, conv2d_backprop_filter_depthwise, x, input_size(g), dy, output_size(g), df, filter_size(g));
     if constexpr (std::is_same_v<T, bfloat16>) {

@@ -42,18 +42,43 @@ TapOffsets tap_offsets(const Conv2DGeometry& g) {
   return t;
 }
 
-// The pixels of an H x W image grouped by (ih % sh, iw % sw), row-major within a group; empty
-// (meaning the identity order) for stride 1.
-std::vector<i64> stride_phase_order(i64 H, i64 W, i64 sh, i64 sw) {
-  std::vector<i64> order;
-  if (sh == 1 && sw == 1) return order;
-  order.reserve(static_cast<std::size_t>(H * W));
-  for (i64 ph = 0; ph < std::min(sh, H); ++ph)
-    for (i64 pw = 0; pw < std::min(sw, W); ++pw)
-      for (i64 ih = ph; ih < H; ih += sh)
-        for (i64 iw = pw; iw < W; iw += sw) order.push_back(ih * W + iw);
-  return order;
-}
+// The pixels of an H x W image grouped by (ih % sh, iw % sw), row-major within a group, decoded in
+// closed form (no table: no workspace, and no `ih += sh` that a stride near INT64_MAX would wrap).
+// Along one axis of n positions and stride s, phase p < min(s, n) holds the positions p + s * i,
+// i < (n - 1 - p) / s + 1: that is n / s + 1 of them for p < n % s, n / s for the others.
+class PhaseAxis {
+ public:
+  PhaseAxis(i64 n, i64 s) : s_(s), base_(n / s), rem_(n % s) {}
+  i64 size(i64 p) const { return base_ + (p < rem_ ? 1 : 0); }
+  i64 start(i64 p) const { return p * base_ + std::min(p, rem_); }  // positions in phases before p
+  i64 phase_of(i64 u) const {  // the phase holding the u-th position in phase order
+    const i64 long_part = rem_ * (base_ + 1);  // <= n
+    return u < long_part ? u / (base_ + 1) : rem_ + (u - long_part) / base_;
+  }
+  i64 position(i64 p, i64 i) const { return p + s_ * i; }  // i < size(p): at most n - 1
+
+ private:
+  i64 s_, base_, rem_;
+};
+
+class StridePhaseOrder {
+ public:
+  StridePhaseOrder(i64 H, i64 W, i64 sh, i64 sw) : identity_(sh == 1 && sw == 1), W_(W), rows_(H, sh), cols_(W, sw) {}
+  // The pixel (ih * W + iw) at position q of the order.
+  i64 pixel(i64 q) const {
+    if (identity_) return q;
+    const i64 ph = rows_.phase_of(q / W_);  // a row phase's block holds size(ph) * W pixels
+    const i64 nh = rows_.size(ph), in_block = q - rows_.start(ph) * W_;
+    const i64 pw = cols_.phase_of(in_block / nh);  // a column phase's block holds nh * size(pw) pixels
+    const i64 nw = cols_.size(pw), in_phase = in_block - cols_.start(pw) * nh;
+    return rows_.position(ph, in_phase / nw) * W_ + cols_.position(pw, in_phase % nw);
+  }
+
+ private:
+  bool identity_;
+  i64 W_;
+  PhaseAxis rows_, cols_;
+};
 
 // The shared driver of the two "rows" ops. Work item q of a tile is decoded once by locate(q)
 // (its output row out_row(loc) and whatever source needs); source(loc, t) gives the row of `len`
@@ -159,7 +184,7 @@ void conv2d_backprop_input_fast(const Conv2DGeometry& g, const float* f, const f
   // The input gradient is a GEMM against the filter transposed to [tap][k][c], vectorised along
   // c. Below half a vector of channels (first layers: C = 1 or 3) it uses f as it is, [tap][c][k],
   // and the rows_t kernel vectorised along k.
-  const bool narrow = cg * 2 < micro_kernels().vector_width;
+  const bool narrow = cg <= (micro_kernels().vector_width - 1) / 2;  // cg * 2 < width, without the product
   std::vector<float> ft(static_cast<std::size_t>(narrow ? 0 : taps * K * cg));
   if (!narrow) {
     tbb::parallel_for(i64{0}, taps, [&](i64 t) {
@@ -170,11 +195,11 @@ void conv2d_backprop_input_fast(const Conv2DGeometry& g, const float* f, const f
   // Input pixels go in stride-phase order: the pixels of one phase (ih % stride, iw % stride)
   // meet the same taps, so a register tile skips the taps that miss it instead of multiplying
   // zero rows (with stride 2, three quarters of the work otherwise).
-  const std::vector<i64> order = stride_phase_order(H, W, g.stride_rows, g.stride_cols);
+  const StridePhaseOrder order(H, W, g.stride_rows, g.stride_cols);
   const i64 per_image = H * W;
   for (i64 group = 0; group < g.groups; ++group) {
     const auto locate = [&](i64 q) {
-      const i64 n = q / per_image, pix = order.empty() ? q % per_image : order[static_cast<std::size_t>(q % per_image)];
+      const i64 n = q / per_image, pix = order.pixel(q % per_image);
       const i64 ih = pix / W, iw = pix % W;
       return Located{dx + (n * per_image + pix) * C + group * cg, n * g.out_rows, ih + g.pad_top, iw + g.pad_left};
     };

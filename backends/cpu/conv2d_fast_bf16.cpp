@@ -52,25 +52,16 @@ constexpr double kMaxPaddedWork = 0.05;
 
 const u16* bits(const bfloat16* p) { return reinterpret_cast<const u16*>(p); }
 
-// Taps of one dimension that fall inside the input, over all output positions.
-i64 inside_taps(i64 out, i64 stride, i64 pad, i64 taps, i64 dilation, i64 in) {
-  i64 count = 0;
-  for (i64 o = 0; o < out; ++o)
-    for (i64 t = 0; t < taps; ++t) {
-      const i64 i = o * stride - pad + t * dilation;
-      count += i >= 0 && i < in;
-    }
-  return count;
-}
-
-// The share of the filter gradient's (pixel, tap) pairs whose tap is in the padding.
+// The share of the filter gradient's (pixel, tap) pairs whose tap is in the padding (the pairs
+// inside counted in closed form, the totals in double: no product of sizes can wrap).
 double padded_work_fraction(const Conv2DGeometry& g) {
-  const double rows =
-      static_cast<double>(inside_taps(g.out_rows, g.stride_rows, g.pad_top, g.filter_rows, g.dilation_rows, g.in_rows));
+  const double rows = static_cast<double>(
+      ops::conv_real_tap_pairs(g.out_rows, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows, g.filter_rows));
   const double cols = static_cast<double>(
-      inside_taps(g.out_cols, g.stride_cols, g.pad_left, g.filter_cols, g.dilation_cols, g.in_cols));
-  return 1.0 - rows * cols /
-                   (static_cast<double>(g.out_rows * g.filter_rows) * static_cast<double>(g.out_cols * g.filter_cols));
+      ops::conv_real_tap_pairs(g.out_cols, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols, g.filter_cols));
+  const double all = static_cast<double>(g.out_rows) * static_cast<double>(g.filter_rows) *
+                     static_cast<double>(g.out_cols) * static_cast<double>(g.filter_cols);
+  return 1.0 - rows * cols / all;
 }
 
 }  // namespace

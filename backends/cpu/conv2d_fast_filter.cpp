@@ -46,7 +46,7 @@ struct PixelBlock {
   i64 size = 0;
   i64 top[kPixelBlock];     // oh * stride - pad_top: the window's first input row
   i64 left[kPixelBlock];    // ow * stride - pad_left: its first input column
-  i64 origin[kPixelBlock];  // offset of x[n][top][left][0] (outside x where the window is in the padding)
+  i64 image[kPixelBlock];   // n * in_rows: input rows before the pixel's image
   i64 dy_row[kPixelBlock];  // offset of dy[p][0]
 };
 
@@ -57,7 +57,7 @@ void decode_block(const Conv2DGeometry& g, i64 p0, i64 p1, PixelBlock& b) {
   for (i64 i = 0; i < b.size; ++i) {
     b.top[i] = oh * g.stride_rows - g.pad_top;
     b.left[i] = ow * g.stride_cols - g.pad_left;
-    b.origin[i] = ((n * g.in_rows + b.top[i]) * g.in_cols + b.left[i]) * g.in_depth;
+    b.image[i] = n * g.in_rows;  // offsets are formed only for positions inside x: no overflow
     b.dy_row[i] = (p0 + i) * g.out_depth;
     if (++ow == g.out_cols) {
       ow = 0;
@@ -118,17 +118,18 @@ void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const 
       for (i64 s = 0; s < seg.count; ++s) {
         const i64 t = s * seg.taps_each, dh = t / g.filter_cols * g.dilation_rows, dw = t % g.filter_cols * g.dilation_cols;
         const i64 span = (seg.taps_each - 1) * g.dilation_cols;  // first to last tap column
-        const i64 offset = (dh * W + dw) * C + group * cg + r0;   // from the window origin
         i64 m = 0;
         for (i64 i = 0; i < block.size; ++i) {
           const i64 ih = block.top[i] + dh, iw = block.left[i] + dw;
           if (ih < 0 || ih >= H) continue;  // the row is padding: adds nothing
+          // The group's channels of input row ih (the edge copy needs the group offset too).
+          const float* row = x + (block.image[i] + ih) * W * C + group * cg;
           if (iw >= 0 && iw + span < W) {
-            xs[m] = x + (block.origin[i] + offset);
+            xs[m] = row + iw * C + r0;
           } else {
             if (iw + span < 0 || iw >= W) continue;  // all in the padding
             float* panel = scratch.data() + m * nrows;
-            pack_edge(g, cg, x + (block.origin[i] - block.left[i] * C + dh * W * C), iw, r0, r1, panel);
+            pack_edge(g, cg, row, iw, r0, r1, panel);
             xs[m] = panel;
           }
           ys[m++] = dy + (block.dy_row[i] + k0);

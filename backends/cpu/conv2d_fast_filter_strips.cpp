@@ -71,7 +71,7 @@ class FloatBlock {
   // d[r][c0 + 0:n] += the block's products for df rows at offsets off[0:mr].
   void accumulate(int mr, i64 c0, i64 n, const long long* off, i64 nq, float* d) const {
     const i64 K = g_.out_depth;
-    mk_.grid(mr, n, strips_.data(), off, g_.stride_cols * g_.in_depth, st_.floats, g_.out_cols, nq, y_ + c0, K, d, K);
+    mk_.grid(mr, n, strips_.data(), off, strip_pixel_step(g_), st_.floats, g_.out_cols, nq, y_ + c0, K, d, K);
   }
 
  private:
@@ -94,7 +94,7 @@ class PairBlock {
       : g_(g),
         st_(st),
         bk_(*bf16_kernels()),
-        sx_(g.stride_cols * g.in_depth),
+        sx_(strip_pixel_step(g)),  // 0 for a lone pixel: its phantom partner reads itself
         pairs_((g.out_cols + 1) / 2),
         ldy_((g.out_depth + 15) / 16 * 16),
         bits_(static_cast<std::size_t>(block_rows * st.floats + sx_)),
@@ -189,7 +189,9 @@ void strips_filter_gradient(const Conv2DGeometry& g, const T* x, const T* dy, T*
 }  // namespace
 
 bool conv2d_filter_strips_apply(const Conv2DGeometry& g) {
-  return g.groups == 1 && g.filter_rows * g.filter_cols * g.in_depth <= kMaxStripRows &&
+  // Each factor at most kMaxStripRows first, so their product cannot overflow.
+  return g.groups == 1 && g.filter_rows <= kMaxStripRows && g.filter_cols <= kMaxStripRows &&
+         g.in_depth <= kMaxStripRows && g.filter_rows * g.filter_cols * g.in_depth <= kMaxStripRows &&
          strips_are_compact(g, kMaxBlockFloats);
 }
 

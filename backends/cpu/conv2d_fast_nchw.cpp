@@ -3,6 +3,7 @@
 // its rows of the other operand from a small zero-padded panel. Each output element is summed
 // over channel blocks, taps and channels in an order fixed by the shapes: deterministic.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include <tbb/parallel_for.h>
@@ -62,9 +63,21 @@ bool conv2d_nchw_fast_path_applies(const Conv2DGeometry& g) {
                         g.pad_right <= kMaxSpan && g.dilation_rows <= kMaxSpan && g.dilation_cols <= kMaxSpan &&
                         g.effective_filter_rows() <= g.in_rows + 2 * kMaxSpan &&
                         g.effective_filter_cols() <= g.in_cols + 2 * kMaxSpan;
-  return g.data_format == ops::DataFormat::NCHW && moderate && g.batch > 0 && g.in_rows > 0 && g.in_cols > 0 &&
-         g.out_rows > 0 && g.out_cols > 0 && g.filter_rows > 0 && g.filter_cols > 0 && g.out_depth > 0 &&
-         g.groups > 0;
+  if (!(g.data_format == ops::DataFormat::NCHW && moderate && g.batch > 0 && g.in_rows > 0 && g.in_cols > 0 &&
+        g.out_rows > 0 && g.out_cols > 0 && g.filter_rows > 0 && g.filter_cols > 0 && g.out_depth > 0 &&
+        g.groups > 0))
+    return false;
+  // Per-thread panels (and the input gradient's class-ordered rows): a task reads at most R * KH
+  // rows of at most 64 channels, each row wider than the image by the strides, window and pads.
+  // Bounded by kMaxPanelFloats, estimated from above in double (no product can wrap).
+  constexpr double kMaxPanelFloats = 1 << 22;  // 16 MiB of float32
+  const double VL = nchw_micro_kernels().vector_width;
+  const double segs = std::ceil(static_cast<double>(std::min(g.in_cols, g.out_cols)) / VL);
+  const double R = std::ceil(static_cast<double>(kSegmentsPerTask) / segs);  // rows per task at most
+  const double width = (static_cast<double>(g.out_cols) + 2 * VL) * static_cast<double>(g.stride_cols) +
+                       static_cast<double>(g.in_cols) + static_cast<double>(g.effective_filter_cols()) + 2 * kMaxSpan;
+  const double panel = (R * static_cast<double>(g.filter_rows) + 1 + R) * static_cast<double>(kReduceBlock) * width;
+  return panel <= kMaxPanelFloats;
 }
 
 void conv2d_forward_fast_nchw(const Conv2DGeometry& g, const float* x, const float* f, float* y) {

@@ -1,7 +1,8 @@
 // The float32 NCHW filter gradient on the NHWC kernels: slabs of a few images of x and dy are
 // transposed to NHWC (a pass over each against KH * KW * K flops per input element), their
 // filter gradients computed by the NHWC dispatch (whichever NHWC kernel fits) and added in slab
-// order. Workspace: one slab (at most kSlabFloats floats, or one image) plus one partial filter.
+// order. Workspace: one slab (at most kSlabFloats floats, or one image of at most kMaxSlabFloats)
+// plus one partial filter.
 #include <algorithm>
 
 #include <tbb/parallel_for.h>
@@ -16,6 +17,9 @@ using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
 constexpr i64 kSlabFloats = i64{1} << 20;  // x and dy of one slab: 4 MiB at most (or one image)
+// One image of x and dy at most (64 MiB): larger images take the generic path, which reads NCHW
+// in place, so that the workspace has a fixed cap.
+constexpr i64 kMaxSlabFloats = i64{1} << 24;
 constexpr i64 kBlock = 64;                 // transpose blocks: 64 x 64 floats (16 KiB, in L1)
 
 // out[n][p][c] = in[n][c][p] for `images` images of `channels` x `pixels`, block by block: each
@@ -33,6 +37,14 @@ void to_nhwc(const float* in, i64 images, i64 channels, i64 pixels, float* out) 
 }
 
 }  // namespace
+
+bool conv2d_filter_nchw_slabs_apply(const Conv2DGeometry& g) {
+  // In double: a product of hostile sizes must not wrap (the dispatch only calls with tensors
+  // that exist, but this predicate is public).
+  const double image = static_cast<double>(g.in_rows) * static_cast<double>(g.in_cols) * static_cast<double>(g.in_depth) +
+                       static_cast<double>(g.out_rows) * static_cast<double>(g.out_cols) * static_cast<double>(g.out_depth);
+  return g.data_format == ops::DataFormat::NCHW && image <= static_cast<double>(kMaxSlabFloats);
+}
 
 void conv2d_backprop_filter_nchw_slabs(const Conv2DGeometry& g, const float* x, const float* dy, float* df) {
   const i64 in_pixels = g.in_rows * g.in_cols, out_pixels = g.out_rows * g.out_cols;

@@ -27,14 +27,14 @@ constexpr i64 kMaxStripFloats = i64{1} << 16;  // 256 KiB
 
 bool conv2d_forward_strips_apply(const Conv2DGeometry& g) {
   return g.data_format == ops::DataFormat::NHWC && g.groups == 1 && g.dilation_cols == 1 &&
-         g.in_depth * 2 < micro_kernels().vector_width && g.filter_rows <= kMaxTaps &&
+         g.in_depth <= (micro_kernels().vector_width - 1) / 2 && g.filter_rows <= kMaxTaps &&
          strips_are_compact(g, kMaxStripFloats);
 }
 
 void conv2d_forward_strips(const Conv2DGeometry& g, const float* x, const float* f, float* y) {
   const MicroKernels& mk = micro_kernels();
   const i64 mr = mk.tile_rows, K = g.out_depth, OW = g.out_cols, KH = g.filter_rows;
-  const i64 len = g.filter_cols * g.in_depth, step = g.stride_cols * g.in_depth;  // window row; pixel to pixel
+  const i64 len = g.filter_cols * g.in_depth, step = strip_pixel_step(g);  // window row; pixel to pixel
   const Strips st = strips_of(g);
   const i64 rows = g.batch * g.out_rows;
   tbb::parallel_for(i64{0}, (rows + kRowsPerTask - 1) / kRowsPerTask, [&](i64 task) {

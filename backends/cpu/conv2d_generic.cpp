@@ -3,6 +3,7 @@
 // Work is split over output rows (forward, input gradient) or over fixed pixel chunks whose
 // partial sums are added in chunk order (filter gradient), so results are deterministic.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include <tbb/parallel_for.h>
@@ -29,16 +30,18 @@ using ops::conv_output_pos;
 
 // Calls f(tap, ih, iw) for each filter tap (tap = kh * filter_cols + kw, in that order) through
 // which output position (oh, ow) reads a position (ih, iw) inside the input.
+// The tap ranges are closed-form: taps in the padding cost nothing, however large the filter.
 template <class F>
 inline void for_each_input_tap(const Conv2DGeometry& g, i64 oh, i64 ow, F&& f) {
-  for (i64 kh = 0; kh < g.filter_rows; ++kh) {
+  const ops::TapProgression rows =
+      ops::conv_input_taps(oh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows, g.filter_rows);
+  const ops::TapProgression cols =
+      ops::conv_input_taps(ow, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols, g.filter_cols);
+  if (cols.empty()) return;
+  for (i64 kh = rows.first; kh <= rows.last; ++kh) {
     const i64 ih = conv_input_pos(oh, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows);
-    if (ih < 0) continue;
-    for (i64 kw = 0; kw < g.filter_cols; ++kw) {
-      const i64 iw = conv_input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols);
-      if (iw < 0) continue;
-      f(kh * g.filter_cols + kw, ih, iw);
-    }
+    for (i64 kw = cols.first; kw <= cols.last; ++kw)
+      f(kh * g.filter_cols + kw, ih, conv_input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols));
   }
 }
 
@@ -59,7 +62,12 @@ void conv2d_forward_generic(const Conv2DGeometry& g, const T* x, const T* f, T* 
   const auto xs = act_strides(g.data_format, g.in_rows, g.in_cols, g.in_depth);
   const auto ys = act_strides(g.data_format, g.out_rows, g.out_cols, g.out_depth);
   const i64 cg = g.filter_in_depth, kg = g.out_depth_per_group(), K = g.out_depth, C = g.in_depth;
-  const auto fw = widened(f, g.filter_rows * g.filter_cols * cg * K);
+  // The filter in A: f itself where T is A (no copy), else widened once.
+  std::vector<A> widened_filter;
+  if constexpr (!std::is_same_v<T, A>) widened_filter = widened(f, g.filter_rows * g.filter_cols * cg * K);
+  const A* fw_data = nullptr;
+  if constexpr (std::is_same_v<T, A>) fw_data = f;
+  else fw_data = widened_filter.data();
   tbb::parallel_for(i64{0}, g.batch * g.out_rows, [&](i64 row) {
     const i64 n = row / g.out_rows, oh = row % g.out_rows;
     std::vector<A> acc(static_cast<std::size_t>(K)), xv(static_cast<std::size_t>(C));
@@ -68,7 +76,7 @@ void conv2d_forward_generic(const Conv2DGeometry& g, const T* x, const T* f, T* 
       for_each_input_tap(g, oh, ow, [&](i64 tap, i64 ih, i64 iw) {
         const T* xp = x + n * xs.n + ih * xs.h + iw * xs.w;
         for (i64 c = 0; c < C; ++c) xv[static_cast<std::size_t>(c)] = static_cast<A>(xp[c * xs.c]);
-        const A* ftap = fw.data() + tap * cg * K;
+        const A* ftap = fw_data + tap * cg * K;
         for (i64 grp = 0; grp < g.groups; ++grp) {
           A* a = acc.data() + grp * kg;
           for (i64 ci = 0; ci < cg; ++ci) {
@@ -97,17 +105,23 @@ void conv2d_backprop_input_generic(const Conv2DGeometry& g, const T* f, const T*
     for (i64 ci = 0; ci < cg; ++ci)
       for (i64 k = 0; k < K; ++k)
         ft[static_cast<std::size_t>((t * K + k) * cg + ci)] = static_cast<A>(f[(t * cg + ci) * K + k]);
+  // The taps that reach an output, in closed form: none is scanned in vain (huge filters, strides).
+  const ops::ConvOutputTaps row_taps(g.stride_rows, g.dilation_rows, g.pad_top, g.out_rows, g.filter_rows);
+  const ops::ConvOutputTaps col_taps(g.stride_cols, g.dilation_cols, g.pad_left, g.out_cols, g.filter_cols);
   tbb::parallel_for(i64{0}, g.batch * g.in_rows, [&](i64 row) {
     const i64 n = row / g.in_rows, ih = row % g.in_rows;
+    const ops::TapProgression khs = row_taps.at(ih);
     std::vector<A> acc(static_cast<std::size_t>(C)), dv(static_cast<std::size_t>(K));
     for (i64 iw = 0; iw < g.in_cols; ++iw) {
       std::fill(acc.begin(), acc.end(), A(0));
-      for (i64 kh = 0; kh < g.filter_rows; ++kh) {
+      const ops::TapProgression kws = khs.empty() ? ops::TapProgression{} : col_taps.at(iw);
+      // Counted loops: first + i * step <= last, where kh += step could overflow (huge strides).
+      for (i64 i = 0, nh = kws.empty() ? 0 : khs.count(); i < nh; ++i) {
+        const i64 kh = khs.first + i * khs.step;
         const i64 oh = conv_output_pos(ih, kh, g.stride_rows, g.dilation_rows, g.pad_top, g.out_rows);
-        if (oh < 0) continue;
-        for (i64 kw = 0; kw < g.filter_cols; ++kw) {
+        for (i64 j = 0, nw = kws.count(); j < nw; ++j) {
+          const i64 kw = kws.first + j * kws.step;
           const i64 ow = conv_output_pos(iw, kw, g.stride_cols, g.dilation_cols, g.pad_left, g.out_cols);
-          if (ow < 0) continue;
           const T* dp = dy + n * ys.n + oh * ys.h + ow * ys.w;
           for (i64 k = 0; k < K; ++k) dv[static_cast<std::size_t>(k)] = static_cast<A>(dp[k * ys.c]);
           const A* ftap = ft.data() + (kh * g.filter_cols + kw) * K * cg;

@@ -63,6 +63,8 @@ void conv2d_forward_strips(const ops::Conv2DGeometry& g, const float* x, const f
 
 // The float32 NCHW filter gradient on slabs of images transposed to NHWC, each then dispatched
 // as an NHWC filter gradient (conv2d_filter_nchw_slabs.cpp).
+// Where one image of x and dy fits the slab cap (else the generic path reads NCHW in place).
+bool conv2d_filter_nchw_slabs_apply(const ops::Conv2DGeometry& g);
 void conv2d_backprop_filter_nchw_slabs(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
 // The float32 NHWC depthwise paths (groups = in_depth > 1, filter_in_depth = 1, any channel

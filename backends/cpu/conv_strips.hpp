@@ -27,12 +27,22 @@ inline Strips strips_of(const ops::Conv2DGeometry& g) {
 }
 
 // Whether one output row's strip holds at most max_floats values and is not mostly padding (huge
-// strides or paddings make strips wide and mostly zeros: the other paths skip those).
+// strides or paddings make strips wide and mostly zeros: the other paths skip those). In 128 bits
+// and in steps that each stay below 2^82, so no attribute near INT64_MAX can wrap it.
 inline bool strips_are_compact(const ops::Conv2DGeometry& g, std::int64_t max_floats) {
-  if (g.out_cols <= 0 || g.out_rows <= 0) return false;
+  if (g.out_cols <= 0 || g.out_rows <= 0 || g.filter_rows <= 0 || g.in_depth <= 0) return false;
   using i128 = __int128;
   const i128 width = i128{g.out_cols - 1} * g.stride_cols + i128{g.filter_cols - 1} * g.dilation_cols + 1;
-  return width * g.in_depth * g.filter_rows <= max_floats && width <= 2 * (g.in_cols + g.filter_cols * g.dilation_cols);
+  if (width > max_floats || width > 2 * (i128{g.in_cols} + i128{g.filter_cols} * g.dilation_cols)) return false;
+  const i128 row = width * g.in_depth;  // < 2^18 * 2^63
+  return row <= max_floats && row * g.filter_rows <= max_floats;
+}
+
+// Values from one pixel's window origin to the next one's on a strip: stride * C, bounded by the
+// strip's row (compact strips hold it) where a row has two pixels or more; 0 for a lone pixel,
+// whose stride may be anything up to INT64_MAX and is never stepped over.
+inline std::int64_t strip_pixel_step(const ops::Conv2DGeometry& g) {
+  return g.out_cols > 1 ? g.stride_cols * g.in_depth : 0;
 }
 
 // `count` values of `in` as Out: float32 (widened where T is half or bfloat16) or raw bfloat16 bits.

@@ -51,9 +51,15 @@ void conv2d(KernelContext& c) {
   const auto g = geometry_of(c, false, false);
   Tensor& out = c.allocate_output(0);
   if (out.num_elements() == 0) return;
+  T* y = out.data<T>();
+  // An empty input or filter (all taps in the padding, or none): zeros, without forming the
+  // strides of an empty tensor, whose other dims may be huge.
+  if (c.input(0).num_elements() == 0 || c.input(1).num_elements() == 0) {
+    for (int64_t i = 0; i < out.num_elements(); ++i) y[i] = narrow<T>(0.0);
+    return;
+  }
   const T* x = c.input(0).data<T>();
   const T* w = c.input(1).data<T>();
-  T* y = out.data<T>();
   const ActivationIndex xi(g.data_format, g.in_rows, g.in_cols, g.in_depth);
   const ActivationIndex yi(g.data_format, g.out_rows, g.out_cols, g.out_depth);
   const int64_t per_group = g.out_depth_per_group();
@@ -85,9 +91,13 @@ void conv2d_backprop_input(KernelContext& c) {
   const auto g = geometry_of(c, true, false);
   Tensor& out = c.allocate_output(0);
   if (out.num_elements() == 0) return;
+  T* dx = out.data<T>();
+  if (c.input(1).num_elements() == 0 || c.input(2).num_elements() == 0) {  // nothing flows back
+    for (int64_t i = 0; i < out.num_elements(); ++i) dx[i] = narrow<T>(0.0);
+    return;
+  }
   const T* w = c.input(1).data<T>();
   const T* dy = c.input(2).data<T>();
-  T* dx = out.data<T>();
   const ActivationIndex xi(g.data_format, g.in_rows, g.in_cols, g.in_depth);
   const ActivationIndex yi(g.data_format, g.out_rows, g.out_cols, g.out_depth);
   const int64_t per_group = g.out_depth_per_group();
