@@ -1,9 +1,60 @@
 // execute_kernel: run-time shape inference, the kernel call, and output checks.
 #include "dagrad/core/execute.hpp"
 
+#include <new>
+#include <stdexcept>
+
 #include "dagrad/core/variables.hpp"
 
 namespace dagrad {
+namespace {
+
+bool has_ref_arg(const std::vector<ArgDef>& args) {
+  for (const auto& a : args) {
+    if (a.is_ref) return true;
+  }
+  return false;
+}
+
+bool is_empty(const Shape& s) {
+  for (auto d : s.dims()) {
+    if (d == 0) return true;
+  }
+  return false;
+}
+
+// When every output is empty there is nothing to compute, and a kernel's loops over the other,
+// possibly huge, dims (a [0, 10^18] tensor) would only spin: the outputs are allocated and the
+// kernel is not called. Not for ops with side effects (variables, stateful ops) nor for ops
+// without inputs (Placeholder refuses to run unfed, Const hands over its value).
+bool nothing_to_compute(const OpDef& def, const std::vector<Shape>& out_shapes) {
+  if (def.stateful || def.inputs.empty() || out_shapes.empty()) return false;
+  if (has_ref_arg(def.inputs) || has_ref_arg(def.outputs)) return false;
+  for (const auto& s : out_shapes) {
+    if (!s.is_fully_defined() || !is_empty(s)) return false;
+  }
+  return true;
+}
+
+// Runs the kernel; memory exhaustion inside it (a std::vector too large for this machine) is
+// reported as dagrad's ResourceExhausted naming the op, never as std::bad_alloc.
+void run_kernel(const KernelCall& call, KernelContext& context) {
+  try {
+    call.kernel->fn(context);
+  } catch (const Error& e) {
+    // A workspace buffer over the memory limit: say which op asked for it.
+    const std::string_view what = e.what();
+    if (e.code() != Code::ResourceExhausted || what.starts_with(call.def->name)) throw;
+    fail(Code::ResourceExhausted, call.def->name, ": ", what);
+  } catch (const std::bad_alloc&) {
+    fail(Code::ResourceExhausted, call.def->name, ": out of memory in the ", call.kernel->backend, " kernel");
+  } catch (const std::length_error& e) {
+    fail(Code::ResourceExhausted, call.def->name, ": out of memory in the ", call.kernel->backend, " kernel (",
+         e.what(), ")");
+  }
+}
+
+}  // namespace
 
 const KernelDef& select_kernel(const OpDef& def, const AttrMap& attrs, Device device, std::string_view backend) {
   const DType dtype = def.kernel_dtype(attrs);
@@ -54,7 +105,11 @@ std::vector<Tensor> execute_kernel(const KernelCall& call, std::vector<Tensor> i
   context.variables = call.variables;
   context.variable_names = call.variable_names;
   context.stream = call.stream;
-  call.kernel->fn(context);
+  if (nothing_to_compute(def, out_shapes)) {
+    for (int i = 0; i < context.num_outputs(); ++i) context.allocate_output(i);
+  } else {
+    run_kernel(call, context);
+  }
   // Checked after the kernel (allocate_output checks before allocating): an op whose kernel
   // refuses to run, like an unfed Placeholder of partly unknown shape, reports its own error.
   for (const auto& s : out_shapes) {

@@ -23,7 +23,12 @@ Tensor& KernelContext::allocate_output(int i) {
   if (!output_shape(i).is_fully_defined()) {
     fail(Code::Internal, op_, ": output shape ", output_shape(i).to_string(), " unknown at run time");
   }
-  slot = Tensor::empty(output_dtype(i), output_shape(i), device_);
+  try {
+    slot = Tensor::empty(output_dtype(i), output_shape(i), device_);
+  } catch (const Error& e) {
+    // Too large for the memory limit, or for int64: say which op and which output asked.
+    throw Error(e.code(), str_cat(op_, ": output ", i, ": ", e.what()));
+  }
   return slot;
 }
 

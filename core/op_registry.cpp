@@ -341,7 +341,14 @@ std::vector<DType> complete_attrs(const OpDef& def, AttrMap& attrs, const std::v
 std::vector<Shape> infer_shapes(const OpDef& def, const AttrMap& attrs, const std::vector<DType>& dtypes,
                                 const std::vector<Shape>& shapes, const std::vector<const Tensor*>& values) {
   ShapeContext context(def, attrs, dtypes, shapes, values);
-  def.shape_fn(context);
+  try {
+    def.shape_fn(context);
+  } catch (const Error& e) {
+    // Every shape error names its op; TF's wordings ("Invalid reduction dimension ...") leave
+    // that to the node context, which a raw op call has not.
+    if (std::string_view(e.what()).starts_with(def.name)) throw;
+    throw Error(e.code(), str_cat(def.name, ": ", e.what()));
+  }
   return context.output_shapes();
 }
 

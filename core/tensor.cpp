@@ -4,7 +4,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
+#include <new>
 #include <sstream>
+
+#include "dagrad/core/memory_limit.hpp"
 
 namespace dagrad {
 
@@ -13,14 +17,38 @@ Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Buffer> buffer)
   num_elements_ = shape_.num_elements();
 }
 
+namespace {
+
+template <class... Why>
+[[noreturn]] void out_of_memory(DType dtype, const Shape& shape, Device device, const Why&... why) {
+  fail(Code::ResourceExhausted, "OOM when allocating tensor with shape ", shape.to_string(), " and type ",
+       dtype_name(dtype), " on ", device.to_string(), ": ", why...);
+}
+
+}  // namespace
+
 Tensor Tensor::empty(DType dtype, const Shape& shape, Device device) {
   if (dtype == DType::Invalid) invalid_argument("Tensor: invalid dtype");
   if (!shape.is_fully_defined()) {
     invalid_argument("Tensor: shape ", shape.to_string(), " must be fully defined");
   }
   const std::int64_t n = shape.num_elements();
-  const auto bytes = static_cast<std::size_t>(checked_mul(n, static_cast<std::int64_t>(dtype_size(dtype))));
-  return Tensor(dtype, shape, std::make_shared<Buffer>(allocator_for(device), bytes));
+  const auto element = static_cast<std::int64_t>(dtype_size(dtype));
+  // Refused before anything is allocated: a few bytes of input may ask for any output size.
+  const std::int64_t limit = memory_limit();
+  if (n > limit / element) {
+    if (n > std::numeric_limits<std::int64_t>::max() / element) {
+      out_of_memory(dtype, shape, device, "more than 2**63 - 1 bytes exceed the memory limit of ", limit, " bytes");
+    }
+    out_of_memory(dtype, shape, device, n * element, " bytes exceed the memory limit of ", limit,
+                  " bytes (dagrad::set_memory_limit)");  // n * element fits: checked just above
+  }
+  const std::size_t bytes = checked_bytes(n, dtype_size(dtype), "tensor bytes");
+  try {
+    return Tensor(dtype, shape, std::make_shared<Buffer>(allocator_for(device), bytes));
+  } catch (const std::bad_alloc&) {
+    out_of_memory(dtype, shape, device, bytes, " bytes");
+  }
 }
 
 Tensor Tensor::zeros(DType dtype, const Shape& shape, Device device) {

@@ -122,8 +122,9 @@ ChannelSplit split_at_channel(const Shape& shape, std::string_view data_format) 
   const int axis = bias_channel_axis(shape.rank(), data_format);
   ChannelSplit s;
   for (int i = 0; i < shape.rank(); ++i) {
-    if (i < axis) s.outer *= shape[i];
-    else if (i > axis) s.inner *= shape[i];
+    // Checked: the dims of an empty tensor may multiply past int64 (callers skip empty tensors).
+    if (i < axis) s.outer = checked_mul(s.outer, shape[i], "bias outer size");
+    else if (i > axis) s.inner = checked_mul(s.inner, shape[i], "bias inner size");
   }
   s.channels = shape[axis];
   return s;

@@ -1,8 +1,9 @@
 // Schemas and builders: MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool, AvgPoolGrad, and the
-// pooling window geometry (TF's GetWindowedOutputSize with dilation 1, CheckValidPadding and
-// CheckPaddingSize for EXPLICIT padding).
+// pooling window geometry (conv_geometry's windowed_output_size with dilation 1, TF's
+// CheckValidPadding and CheckPaddingSize for EXPLICIT padding).
 #include "dagrad/ops/pooling_ops.hpp"
 
+#include "dagrad/ops/conv_geometry.hpp"
 #include "dagrad/ops/register.hpp"
 
 namespace dagrad::ops {
@@ -16,34 +17,21 @@ std::string list_to_string(const std::vector<std::int64_t>& values) {
   return text + "]";
 }
 
-enum class PoolPadding { Valid, Same, Explicit };
-
-// One spatial dimension: output size and the padding before/after. For EXPLICIT, the paddings
-// come in through pad_before/pad_after; the window then slides over the padded size.
-void window_1d(std::string_view op, std::int64_t in, std::int64_t k, std::int64_t s, PoolPadding padding,
-               std::int64_t* out, std::int64_t* pad_before, std::int64_t* pad_after) {
-  if (padding != PoolPadding::Explicit) *pad_before = *pad_after = 0;
+// One spatial dimension: output size and the padding before/after, through the conv geometry's
+// windowed_output_size (TF's GetWindowedOutputSize with dilation 1, exact in 128 bits). For
+// EXPLICIT, the paddings come in through pad_before/pad_after. Unknown sizes stay unknown.
+void window_1d(std::string_view op, const char* dim_name, std::int64_t in, std::int64_t k, std::int64_t s,
+               Padding padding, std::int64_t* out, std::int64_t* pad_before, std::int64_t* pad_after) {
+  if (padding != Padding::Explicit) *pad_before = *pad_after = 0;
   if (in < 0) {
-    *out = -1;
+    *out = Shape::kUnknown;
     return;
   }
-  if (padding == PoolPadding::Same) {
-    *out = (in + s - 1) / s;
-    const std::int64_t needed = std::max<std::int64_t>(0, (*out - 1) * s + k - in);
-    *pad_before = needed / 2;
-    *pad_after = needed - needed / 2;
-    return;
+  try {
+    *out = windowed_output_size(in, k, /*dilation=*/1, s, padding, pad_before, pad_after);
+  } catch (const Error& e) {
+    fail(e.code(), op, ": ", dim_name, ": ", e.what());
   }
-  std::int64_t padded = in;
-  if (padding == PoolPadding::Explicit &&
-      (__builtin_add_overflow(in, *pad_before, &padded) || __builtin_add_overflow(padded, *pad_after, &padded))) {
-    invalid_argument(op, ": padded input size ", in, " + ", *pad_before, " + ", *pad_after, " overflows int64");
-  }
-  if (padded < k) {
-    invalid_argument(op, ": Computed output size would be negative: ", (padded - k) / s + 1, " [input_size: ", in,
-                     ", effective_filter_size: ", k, ", stride: ", s, "]");
-  }
-  *out = (padded - k) / s + 1;
 }
 
 // TF's CheckValidPadding for a 4-D input, in its order and with conv2d's wording.
@@ -113,7 +101,7 @@ void avg_pool_grad_shape(ShapeContext& c) {
     const auto dims = value->to_int64_vector();
     for (int i = 0; i < 4; ++i) {
       if (dims[static_cast<std::size_t>(i)] < 0) {
-        invalid_argument("AvgPoolGrad: orig_input_shape has a negative dimension: ", Shape(dims).to_string());
+        invalid_argument("AvgPoolGrad: orig_input_shape has a negative dimension: ", list_to_string(dims));
       }
     }
     input = Shape(dims);
@@ -147,6 +135,9 @@ Shape Pool2DGeometry::output_shape() const {
   return nchw ? Shape{batch, depth, out_rows, out_cols} : Shape{batch, out_rows, out_cols, depth};
 }
 
+// The kernels rely on windowed_output_size's guarantee: rows + pad_top + pad_bottom <= INT64_MAX
+// (and the same for cols), so o * stride - pad + window for 0 <= o < out, and i + pad for
+// 0 <= i < rows, never overflow.
 Pool2DGeometry pool2d_geometry(std::string_view op, const AttrMap& attrs, const Shape& input) {
   const auto& ksize = get_attr<std::vector<std::int64_t>>(attrs, "ksize");
   const auto& strides = get_attr<std::vector<std::int64_t>>(attrs, "strides");
@@ -184,18 +175,18 @@ Pool2DGeometry pool2d_geometry(std::string_view op, const AttrMap& attrs, const 
   geo.window_cols = ksize[static_cast<std::size_t>(w)];
   geo.stride_rows = strides[static_cast<std::size_t>(h)];
   geo.stride_cols = strides[static_cast<std::size_t>(w)];
-  const PoolPadding mode = padding == "SAME" ? PoolPadding::Same
-                           : padding == "VALID" ? PoolPadding::Valid
-                                                : PoolPadding::Explicit;
-  if (mode == PoolPadding::Explicit) {
+  const Padding mode = padding == "SAME" ? Padding::Same : padding == "VALID" ? Padding::Valid : Padding::Explicit;
+  if (mode == Padding::Explicit) {
     geo.pad_top = paddings[static_cast<std::size_t>(2 * h)];
     geo.pad_bottom = paddings[static_cast<std::size_t>(2 * h + 1)];
     geo.pad_left = paddings[static_cast<std::size_t>(2 * w)];
     geo.pad_right = paddings[static_cast<std::size_t>(2 * w + 1)];
     check_padding_size(op, geo);
   }
-  window_1d(op, geo.rows, geo.window_rows, geo.stride_rows, mode, &geo.out_rows, &geo.pad_top, &geo.pad_bottom);
-  window_1d(op, geo.cols, geo.window_cols, geo.stride_cols, mode, &geo.out_cols, &geo.pad_left, &geo.pad_right);
+  window_1d(op, "rows", geo.rows, geo.window_rows, geo.stride_rows, mode, &geo.out_rows, &geo.pad_top,
+            &geo.pad_bottom);
+  window_1d(op, "cols", geo.cols, geo.window_cols, geo.stride_cols, mode, &geo.out_cols, &geo.pad_left,
+            &geo.pad_right);
   return geo;
 }
 

@@ -13,7 +13,12 @@ namespace {
 const std::vector<DType> kAll(std::begin(kAllDTypes), std::end(kAllDTypes));
 const std::vector<DType> kIndex = {DType::Int32, DType::Int64};
 
-std::string dims_string(const std::vector<std::int64_t>& dims) { return Shape(dims).to_string(); }
+// The values as given: Shape::to_string would print a negative one as "?".
+std::string dims_string(const std::vector<std::int64_t>& dims) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  return text + "]";
+}
 
 // A shape-like input: its values when known, after checking it is a vector.
 const Tensor* vector_input(ShapeContext& c, int i, std::string_view what) {

@@ -27,6 +27,10 @@ void arg_max(KernelContext& c) {
   const int rank = in.rank();
   std::int64_t axis = c.input(1).to_int64_vector().front();
   if (axis < 0) axis += rank;
+  Out* y = c.allocate_output(0).data<Out>();
+  // The shape function rejects an empty axis, so a non-empty output means a non-empty input,
+  // whose dims multiply without overflow (an empty one's may not).
+  if (c.output_shape(0).num_elements() == 0) return;
   i64 outer = 1, inner = 1;
   for (int i = 0; i < rank; ++i) {
     if (i < axis)
@@ -36,8 +40,6 @@ void arg_max(KernelContext& c) {
   }
   const i64 size = in.shape()[static_cast<int>(axis)];
   const T* x = in.data<T>();
-  Out* y = c.allocate_output(0).data<Out>();
-  if (size == 0 || outer * inner == 0) return;  // the shape function rejects an empty axis
   if (inner == 1) {
     // One contiguous row per output: the usual [batch, classes] case.
     const i64 rows_per_task = std::max<i64>(1, kBlock / size);

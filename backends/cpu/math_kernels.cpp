@@ -54,6 +54,7 @@ void binary(KernelContext& c, Op op) {
   const Tensor& xt = c.input(0);
   const Tensor& yt = c.input(1);
   Tensor& out = c.allocate_output(0);
+  if (out.num_elements() == 0) return;  // an empty operand's strides may overflow: no plan
   const Broadcast b = plan_broadcast(out.shape(), xt.shape(), yt.shape());
   const T* x = xt.data<T>();
   const T* y = yt.data<T>();
@@ -94,6 +95,19 @@ void reduce(KernelContext& c, bool mean) {
   const T* x = in.data<T>();
   T* y = out.data<T>();
   using S = sum_t<T>;
+  if (out.num_elements() == 0) return;
+  // Elements per output; exact, since the output is not empty.
+  const i64 red_count = in.num_elements() / out.num_elements();
+  auto finish = [&](S total) -> T {
+    if (!mean) return down<T>(total);
+    if constexpr (is_floating_v<T>) return narrow<T>(total / static_cast<double>(red_count));
+    else return red_count == 0 ? T(0) : static_cast<T>(static_cast<T>(total) / static_cast<T>(red_count));
+  };
+  if (in.num_elements() == 0) {
+    // Every output sums nothing; the strides of an empty input may overflow, so no plan.
+    std::fill_n(y, out.num_elements(), finish(S(0)));
+    return;
+  }
   i64 outer = 1, red = 1, inner = 1;
   int phase = 0;  // 0: before the reduced block, 1: inside it, 2: after it
   bool adjacent = true;
@@ -106,13 +120,6 @@ void reduce(KernelContext& c, bool mean) {
     if (!r && phase == 1) phase = 2;
     (r ? red : phase == 0 ? outer : inner) *= d;
   }
-  i64 red_count = 1;
-  for (int a = 0; a < in.rank(); ++a) if (mask[static_cast<std::size_t>(a)]) red_count *= in.shape()[a];
-  auto finish = [&](S total) -> T {
-    if (!mean) return down<T>(total);
-    if constexpr (is_floating_v<T>) return narrow<T>(total / static_cast<double>(red_count));
-    else return red_count == 0 ? T(0) : static_cast<T>(static_cast<T>(total) / static_cast<T>(red_count));
-  };
   if (!adjacent) {
     // General case: per output element, walk the reduced index space in row-major order.
     std::vector<i64> red_dims, red_strides, keep_dims, keep_strides;

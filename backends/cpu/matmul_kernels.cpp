@@ -71,7 +71,7 @@ template <class T, class Done>
 void gemm(const T* a, const T* b, T* c, i64 m, i64 k, i64 n, Done&& done) {
   const i64 tiles = (m + kRowTile - 1) / kRowTile;
   // About 64k multiply-adds per task at least.
-  const i64 grain = std::max<i64>(1, (1 << 16) / std::max<i64>(kRowTile * k * n, 1));
+  const i64 grain = std::max<i64>(1, (1 << 16) / kRowTile / std::max<i64>(k, 1) / std::max<i64>(n, 1));
   tbb::parallel_for(tbb::blocked_range<i64>(0, tiles, grain), [&](const tbb::blocked_range<i64>& r) {
     const i64 row_begin = r.begin() * kRowTile, row_end = std::min(m, r.end() * kRowTile);
     gemm_rows(a, b, c, row_begin, row_end, k, n);
@@ -113,6 +113,7 @@ void mat_mul(KernelContext& c) {
   const Tensor& b = c.input(1);
   const bool ta = c.attr<bool>("transpose_a"), tb = c.attr<bool>("transpose_b");
   Tensor& out = c.allocate_output(0);
+  if (out.num_elements() == 0) return;
   const i64 m = out.shape()[0], n = out.shape()[1];
   const i64 k = ta ? a.shape()[0] : a.shape()[1];
   const Packed<T> pa(a, ta), pb(b, tb);

@@ -128,12 +128,12 @@ class BiasRuns {
 template <class T>
 void bias_add(KernelContext& c) {
   using A = accumulator_t<T>;
-  const ChannelSplit s = split_at_channel(c.input(0).shape(), c.attr<std::string>("data_format"));
   const T* x = c.input(0).data<T>();
   Tensor& out = c.allocate_output(0);
   T* y = out.data<T>();
   const i64 total = out.num_elements();
   if (total == 0) return;
+  const ChannelSplit s = split_at_channel(c.input(0).shape(), c.attr<std::string>("data_format"));
   const BiasRuns<T> bias(s, c.input(1).data<T>(), total);
   parallel_chunks(total, [&](i64 b, i64 n) {
     ChunkBuffer<T> xb;
@@ -151,9 +151,15 @@ void bias_add(KernelContext& c) {
 template <class T>
 void bias_add_grad(KernelContext& c) {
   using A = accumulator_t<T>;
-  const ChannelSplit s = split_at_channel(c.input(0).shape(), c.attr<std::string>("data_format"));
   const T* g = c.input(0).data<T>();
-  T* out = c.allocate_output(0).data<T>();
+  Tensor& out_tensor = c.allocate_output(0);
+  T* out = out_tensor.data<T>();
+  // An empty gradient sums to zero: no loop over its (possibly huge) rows of nothing.
+  if (c.input(0).num_elements() == 0) {
+    std::fill_n(out, out_tensor.num_elements(), T(0));
+    return;
+  }
+  const ChannelSplit s = split_at_channel(c.input(0).shape(), c.attr<std::string>("data_format"));
   const i64 row_len = s.channels * s.inner;
   const i64 blocks = (s.outer + kBlockRows - 1) / kBlockRows;
   std::vector<A> partial(static_cast<std::size_t>(std::max<i64>(blocks, 1) * s.channels), A(0));

@@ -1,7 +1,8 @@
 // CPU kernels (oneTBB): MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool and AvgPoolGrad for every
 // float dtype (half and bfloat16 compare and accumulate in float). Forward windows run in parallel
 // over (image, output row); MaxPoolGrad scatters per image in a fixed order and AvgPoolGrad
-// gathers per input row, so results never depend on the thread count.
+// gathers per input row, so results never depend on the thread count. Every kernel returns at once
+// on an empty output: its loops over batch or rows could otherwise run over rows of nothing.
 // A window's max is its first maximal element in row-major order (TF's rule, as the reference).
 // An empty window (EXPLICIT padding over an input with no rows or columns) has no max: MaxPool
 // gives the lowest finite value there, as TF's CPU kernel, and the gradients route nothing.
@@ -98,6 +99,7 @@ void max_pool(KernelContext& c) {
   const auto g = geometry(c, c.input(0).shape());
   const T* x = c.input(0).data<T>();
   T* y = c.allocate_output(0).data<T>();
+  if (c.output_shape(0).num_elements() == 0) return;
   const T lowest = std::numeric_limits<T>::lowest();
   parallel_out_rows(g, [&](i64 n, i64 orow) {
     max_row<false>(g, n, orow, x, [&](i64 o, accumulator_t<T> value, i64 k) {
@@ -112,6 +114,7 @@ void max_pool_grad_grad(KernelContext& c) {
   const T* x = c.input(0).data<T>();
   const T* grad = c.input(2).data<T>();
   T* y = c.allocate_output(0).data<T>();
+  if (c.output_shape(0).num_elements() == 0) return;
   parallel_out_rows(g, [&](i64 n, i64 orow) {
     max_row<true>(g, n, orow, x, [&](i64 o, accumulator_t<T>, i64 k) { y[o] = k < 0 ? T(0) : grad[k]; });
   });
@@ -127,6 +130,7 @@ void max_pool_grad(KernelContext& c) {
   const T* x = c.input(0).data<T>();
   const T* grad = c.input(2).data<T>();
   T* dx = c.allocate_output(0).data<T>();
+  if (c.output_shape(0).num_elements() == 0) return;
   const i64 image = g.rows * g.cols * g.depth;
   tbb::parallel_for(i64{0}, g.batch, [&](i64 n) {
     std::vector<A> scratch;
@@ -155,6 +159,7 @@ void avg_pool(KernelContext& c) {
   const auto g = geometry(c, c.input(0).shape());
   const T* x = c.input(0).data<T>();
   T* y = c.allocate_output(0).data<T>();
+  if (c.output_shape(0).num_elements() == 0) return;
   const i64 ds = in_depth_stride(g), ods = out_depth_stride(g);
   parallel_out_rows(g, [&](i64 n, i64 orow) {
     std::vector<A> sum(static_cast<std::size_t>(g.depth));
@@ -176,10 +181,13 @@ void avg_pool(KernelContext& c) {
   });
 }
 
-// Output rows (or columns) whose windows contain input position i: [first, last].
+// Output rows (or columns) whose windows contain input position i: [first, last]. i + pad stays
+// below the padded size (the geometry bounds it by int64), and first = ceil(lo / stride) is taken
+// without lo + stride - 1, which wraps negative for a stride near INT64_MAX.
 Span covering(i64 i, i64 stride, i64 pad, i64 size, i64 out_size) {
   const i64 lo = i + pad - size + 1;
-  return {lo <= 0 ? 0 : (lo + stride - 1) / stride, std::min(out_size - 1, (i + pad) / stride)};
+  const i64 first = lo <= 0 ? 0 : lo / stride + (lo % stride != 0 ? 1 : 0);
+  return {first, std::min(out_size - 1, (i + pad) / stride)};
 }
 
 // Each input element gathers grad / count from the windows that contain it, row by row.
@@ -188,6 +196,7 @@ void avg_pool_grad(KernelContext& c) {
   using A = accumulator_t<T>;
   const T* grad = c.input(1).data<T>();
   Tensor& out = c.allocate_output(0);
+  if (out.num_elements() == 0) return;
   const auto g = geometry(c, out.shape());
   T* dx = out.data<T>();
   const i64 ds = in_depth_stride(g), ods = out_depth_stride(g);

@@ -34,6 +34,7 @@ void binary(KernelContext& c, Op op) {
   const Tensor& x = c.input(0);
   const Tensor& y = c.input(1);
   Tensor& out = c.allocate_output(0);
+  if (out.num_elements() == 0) return;  // nothing to compute; an empty input's dims may overflow
   const auto shape = detail::xt_shape(out.shape());
   // xtensor broadcasts with numpy's rules, which are TF's.
   auto xs = xt::broadcast(host_view<T>(x), shape);
@@ -55,14 +56,14 @@ void reduce(KernelContext& c, bool mean) {
     return m;
   }();
   Tensor& out = c.allocate_output(0);
-  // Output strides over the input's axes: reduced axes contribute nothing.
+  if (out.num_elements() == 0) return;  // nothing to compute; an empty input's dims may overflow
+  // Elements per output (exact: the output is not empty), and output strides over the input's
+  // axes: reduced axes contribute nothing; kept dims multiply to the output's size.
+  const std::int64_t reduced_count = in.num_elements() / out.num_elements();
   std::vector<std::int64_t> out_stride(static_cast<std::size_t>(in.rank()), 0);
-  std::int64_t stride = 1, reduced_count = 1;
+  std::int64_t stride = 1;
   for (int a = in.rank() - 1; a >= 0; --a) {
-    if (mask[static_cast<std::size_t>(a)]) {
-      reduced_count *= in.shape()[a];
-      continue;
-    }
+    if (mask[static_cast<std::size_t>(a)]) continue;
     out_stride[static_cast<std::size_t>(a)] = stride;
     stride *= in.shape()[a];
   }

@@ -19,6 +19,7 @@ void register_matrix_kernels(KernelRegistry& r) {
                   const Tensor& b = c.input(1);
                   const bool ta = c.attr<bool>("transpose_a"), tb = c.attr<bool>("transpose_b");
                   Tensor& out = c.allocate_output(0);
+                  if (out.num_elements() == 0) return;
                   const std::int64_t m = out.shape()[0], n = out.shape()[1];
                   const std::int64_t k = ta ? a.shape()[0] : a.shape()[1];
                   const std::int64_t a_cols = a.shape()[1], b_cols = b.shape()[1];
@@ -45,6 +46,7 @@ void register_matrix_kernels(KernelRegistry& r) {
                   const Tensor& x = c.input(0);
                   const auto perm = c.input(1).to_int64_vector();
                   Tensor& out = c.allocate_output(0);
+                  if (out.num_elements() == 0) return;  // an empty input's strides may overflow
                   const int rank = x.rank();
                   // Input strides read in output-axis order.
                   std::vector<std::int64_t> in_stride(static_cast<std::size_t>(rank), 1), strides(static_cast<std::size_t>(rank));

@@ -81,6 +81,7 @@ void register_nn_kernels(KernelRegistry& r) {
       const Tensor& value = c.input(0);
       const T* bias = c.input(1).data<T>();
       Tensor& out = c.allocate_output(0);
+      if (out.num_elements() == 0) return;
       const ChannelSplit s = split_at_channel(value.shape(), c.attr<std::string>("data_format"));
       const T* x = value.data<T>();
       T* y = out.data<T>();
@@ -98,8 +99,11 @@ void register_nn_kernels(KernelRegistry& r) {
     return [](KernelContext& c) {
       const Tensor& grad = c.input(0);
       Tensor& out = c.allocate_output(0);
-      const ChannelSplit s = split_at_channel(grad.shape(), c.attr<std::string>("data_format"));
-      std::vector<double> acc(static_cast<std::size_t>(s.channels), 0.0);
+      std::vector<double> acc(static_cast<std::size_t>(out.num_elements()), 0.0);
+      // An empty gradient sums to zero: no loop over its (possibly huge) rows of nothing.
+      const ChannelSplit s = grad.num_elements() == 0
+                                 ? ChannelSplit{0, 0, 0}
+                                 : split_at_channel(grad.shape(), c.attr<std::string>("data_format"));
       const T* g = grad.data<T>();
       for (std::int64_t o = 0; o < s.outer; ++o) {
         for (std::int64_t ch = 0; ch < s.channels; ++ch) {
@@ -108,7 +112,7 @@ void register_nn_kernels(KernelRegistry& r) {
           }
         }
       }
-      for (std::int64_t ch = 0; ch < s.channels; ++ch) out.data<T>()[ch] = narrow<T>(acc[static_cast<std::size_t>(ch)]);
+      for (std::size_t ch = 0; ch < acc.size(); ++ch) out.data<T>()[ch] = narrow<T>(acc[ch]);
     };
   });
   add_kernels(r, "Relu", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {

@@ -14,9 +14,11 @@ namespace {
 constexpr auto kCpu = Device::Kind::CPU;
 const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
-// Calls f(out_offset, in_offsets of the window's in-bounds elements) for every output element.
+// Calls f(out_offset, in_offsets of the window's in-bounds elements) for every output element;
+// none when the output is empty (its other dims may be huge: no loop over rows of nothing).
 template <class F>
 void for_each_window(const ops::Pool2DGeometry& geo, F&& f) {
+  if (geo.batch == 0 || geo.out_rows == 0 || geo.out_cols == 0 || geo.depth == 0) return;
   std::vector<std::int64_t> window;
   for (std::int64_t n = 0; n < geo.batch; ++n) {
     for (std::int64_t orow = 0; orow < geo.out_rows; ++orow) {

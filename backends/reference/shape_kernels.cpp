@@ -43,6 +43,7 @@ void register_shape_kernels(KernelRegistry& r) {
     return [](KernelContext& c) {
       const Tensor& in = c.input(0);
       Tensor& out = c.allocate_output(0);
+      if (out.num_elements() == 0) return;  // an empty input's strides may overflow
       const Shape& os = out.shape();
       const int rank = os.rank(), offset = os.rank() - in.rank();
       // Input stride per output axis; 0 along broadcast (size-1 or missing) axes.

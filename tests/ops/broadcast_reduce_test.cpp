@@ -139,10 +139,10 @@ TEST_CASE("reduction errors use TF's messages", "[ops]") {
   Graph g;
   Output x = ops::placeholder(g, DType::Float32, Shape{2, 3, 4}, "x");
   CHECK_THAT(error_of([&] { ops::sum(g, x, {3}, false, "s"); }),
-             Equals("Invalid reduction dimension (3 for input with 3 dimension(s) (node 's')"));
+             Equals("Sum: Invalid reduction dimension (3 for input with 3 dimension(s) (node 's')"));
   CHECK_THAT(error_of([&] { ops::sum(g, x, {-4}, false, "s"); }), Contains("Invalid reduction dimension (-4"));
   CHECK_THAT(error_of([&] { ops::mean(g, x, {0, -3}, false, "m"); }),
-             Equals("Invalid reduction arguments: Axes contains duplicate dimension: 0 (node 'm')"));
+             Equals("Mean: Invalid reduction arguments: Axes contains duplicate dimension: 0 (node 'm')"));
   Output axes = ops::placeholder(g, DType::Int32, Shape{1}, "axes");
   CHECK_THAT(error_of([&] { g.add_node("Sum", {x, axes}); }), Contains("'axis' must be known when the graph is built"));
   Output faxis = ops::constant(g, Tensor::from_values<float>(Shape{1}, {0.f}));

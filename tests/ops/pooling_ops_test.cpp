@@ -76,8 +76,10 @@ TEST_CASE("pool attribute and shape errors use TF's wording", "[nn]") {
                     Catch::Contains("Sliding window ksize field must specify 4 dimensions"));
   CHECK_THROWS_WITH(run_op("MaxPool", {x}, pool({2, 2, 2, 1}, {1, 2, 2, 1}, "VALID", "NHWC")),
                     Catch::Contains("Pooling is not yet supported on the batch dimension."));
-  CHECK_THROWS_WITH(run_op("AvgPool", {x}, pool({1, 5, 5, 1}, {1, 1, 1, 1}, "VALID", "NHWC")),
+  CHECK_THROWS_WITH(run_op("AvgPool", {x}, pool({1, 6, 6, 1}, {1, 1, 1, 1}, "VALID", "NHWC")),
                     Catch::Contains("Computed output size would be negative"));
+  // TF's GetWindowedOutputSize: (4 - 5 + 1) / 1 = 0 is an empty output, not an error.
+  CHECK(run_op("AvgPool", {x}, pool({1, 5, 5, 1}, {1, 1, 1, 1}, "VALID", "NHWC"))[0].shape() == Shape{1, 0, 0, 1});
   CHECK_THROWS_WITH(run_op("MaxPool", {x}, pool({1, 2, 2, 1}, {1, 0, 2, 1}, "VALID", "NHWC")),
                     Catch::Contains("must be positive"));
   CHECK_THROWS_WITH(run_op("MaxPool", {x}, pool({1, 2, 2, 1}, {1, 2, 2, 1}, "FULL", "NHWC")),
@@ -160,6 +162,6 @@ TEST_CASE("EXPLICIT padding errors use TF's wording", "[nn]") {
   CHECK_THROWS(run_op("AvgPool", {x}, with("VALID", {})));
   // A padded size still smaller than the window.
   AttrMap big = pool({1, 7, 1, 1}, {1, 1, 1, 1}, "EXPLICIT", "NHWC");
-  big["explicit_paddings"] = std::vector<std::int64_t>{0, 0, 1, 1, 0, 0, 0, 0};
+  big["explicit_paddings"] = std::vector<std::int64_t>{0, 0, 0, 1, 0, 0, 0, 0};
   CHECK_THROWS_WITH(run_op("MaxPool", {x}, big), Catch::Contains("Computed output size would be negative"));
 }
