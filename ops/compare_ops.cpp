@@ -1,6 +1,8 @@
 // Schemas and builders: ArgMax and Equal.
 #include "dagrad/ops/compare_ops.hpp"
 
+#include <limits>
+
 #include "dagrad/ops/array_ops.hpp"
 #include "dagrad/ops/register.hpp"
 #include "dagrad/ops/shape_util.hpp"
@@ -25,6 +27,11 @@ void arg_max_shape(ShapeContext& c) {
   }
   const int a = static_cast<int>(axis < 0 ? axis + in.rank() : axis);
   if (in[a] == 0) invalid_argument("ArgMax: Reduction axis ", a, " is empty in shape ", in.to_string());
+  // An int32 index cannot name every position of a longer axis: refuse rather than wrap.
+  if (c.attr<DType>("output_type") == DType::Int32 && in[a] > std::numeric_limits<std::int32_t>::max()) {
+    invalid_argument("ArgMax: output_type int32 cannot index axis ", a, " of size ", in[a], " in shape ",
+                     in.to_string(), "; use output_type int64");
+  }
   std::vector<std::int64_t> dims;
   for (int i = 0; i < in.rank(); ++i) {
     if (i != a) dims.push_back(in[i]);

@@ -158,6 +158,12 @@ TEST_CASE("hostile values are refused by name", "[hostile]") {
   require_error([&] { run_op("Transpose", {x, i64({0, 1, 2})}); }, invalid, {"Transpose: ", "vector of size 2"});
   require_error([&] { run_op("ArgMax", {x, Tensor::scalar<std::int64_t>(kMin)}); }, invalid,
                 {"ArgMax: Expected dimension in the range [-2, 2), but got -9223372036854775808"});
+  require_error(
+      [&] {
+        run_op("ArgMax", {Tensor::zeros(DType::Float32, Shape{0, std::int64_t{1} << 31}), Tensor::scalar<std::int64_t>(1)},
+               {{"output_type", DType::Int32}});
+      },
+      invalid, {"ArgMax: output_type int32 cannot index axis 1 of size 2147483648"});
   require_error([&] { run_op("Sum", {x, i64({kMax})}); }, invalid,
                 {"Sum: Invalid reduction dimension (9223372036854775807 for input with 2 dimension(s)"});
   require_error([&] { run_op("Mean", {x, i64({kMin})}); }, invalid, {"Mean: Invalid reduction dimension"});
