@@ -95,7 +95,10 @@ void check_replaceable(const fs::path& target) {
   std::error_code ec;
   const fs::file_status status = fs::symlink_status(target, ec);
   if (!fs::exists(status)) return;
-  if (!fs::is_directory(status)) invalid_argument("checkpoint: '", target.string(), "' exists and is not a directory");
+  if (!fs::is_directory(status)) {
+    invalid_argument("checkpoint: '", target.string(),
+                     "' exists and is not a directory (symbolic links are not followed)");
+  }
   if (!fs::is_empty(target, ec) && !fs::exists(target / kCheckpointManifestFile, ec)) {
     invalid_argument("checkpoint: '", target.string(), "' exists and is not a checkpoint (it has no ",
                      kCheckpointManifestFile, "); refusing to replace it");
@@ -107,13 +110,13 @@ void swap_into_place(const fs::path& staged, const fs::path& target) {
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(target, ec))) {
     if (::rename(staged.c_str(), target.c_str()) == 0) return;
-    fail(Code::ResourceExhausted, "checkpoint: cannot move '", staged.string(), "' to '", target.string(), "': ",
-         std::strerror(errno));
+    fail(Code::ResourceExhausted, "checkpoint: cannot move '", staged.string(), "' to '", target.string(),
+         "': ", std::strerror(errno));
   }
   if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) return;
   if (errno != EINVAL && errno != ENOSYS) {
-    fail(Code::ResourceExhausted, "checkpoint: cannot swap '", staged.string(), "' with '", target.string(), "': ",
-         std::strerror(errno));
+    fail(Code::ResourceExhausted, "checkpoint: cannot swap '", staged.string(), "' with '", target.string(),
+         "': ", std::strerror(errno));
   }
   // No atomic exchange on this file system: park the old checkpoint where a restore looks when
   // `target` is missing, move the new one in, and hand the old one back for removal.
@@ -125,8 +128,8 @@ void swap_into_place(const fs::path& staged, const fs::path& target) {
   if (::rename(staged.c_str(), target.c_str()) != 0) {
     const int error = errno;
     ::rename(previous.c_str(), target.c_str());
-    fail(Code::ResourceExhausted, "checkpoint: cannot move '", staged.string(), "' to '", target.string(), "': ",
-         std::strerror(error));
+    fail(Code::ResourceExhausted, "checkpoint: cannot move '", staged.string(), "' to '", target.string(),
+         "': ", std::strerror(error));
   }
   fs::rename(previous, staged, ec);
 }
@@ -145,8 +148,12 @@ void write_checkpoint_files(Session& session, const Graph& graph, const fs::path
     OutputFile out(path.string());
     out.write(bytes);
     out.close();
-    manifest.variables.push_back({.name = v.name, .dtype = value.dtype(), .shape = value.shape(), .file = file,
-                                  .bytes = static_cast<std::int64_t>(bytes.size()), .crc32 = crc32_of(bytes)});
+    manifest.variables.push_back({.name = v.name,
+                                  .dtype = value.dtype(),
+                                  .shape = value.shape(),
+                                  .file = file,
+                                  .bytes = static_cast<std::int64_t>(bytes.size()),
+                                  .crc32 = crc32_of(bytes)});
   }
   OutputFile out((staged / kCheckpointManifestFile).string());
   out.write(manifest_to_json(manifest));
@@ -186,8 +193,7 @@ Tensor read_variable(const fs::path& dir, const ManifestEntry& e) {
   const std::string path = (dir / e.file).string();
   const DType stored = stored_dtype(e.dtype);
   const std::int64_t most = checked_add(
-      static_cast<std::int64_t>(checked_bytes(e.shape.num_elements(), dtype_size(stored),
-                                              "checkpoint variable bytes")),
+      static_cast<std::int64_t>(checked_bytes(e.shape.num_elements(), dtype_size(stored), "checkpoint variable bytes")),
       kMaxNpyHeaderBytes, "checkpoint variable bytes");
   if (e.bytes > most) {
     invalid_argument("checkpoint manifest promises ", e.bytes, " bytes for '", path, "' (variable '", e.name,
@@ -234,6 +240,7 @@ std::vector<std::string> variable_names(const Graph& graph) {
 }
 
 void save_checkpoint(Session& session, const Graph& graph, const std::string& dir, const CheckpointInfo& info) {
+  if (info.step < 0) invalid_argument("checkpoint: the step must be >= 0, got ", info.step);
   for (const VariableInfo& v : graph_variables(graph)) checkpoint_file_for(v.name);  // refuse bad names first
   const fs::path target = target_path(dir);
   fs::path parent = target.parent_path();
@@ -244,11 +251,10 @@ void save_checkpoint(Session& session, const Graph& graph, const std::string& di
   check_replaceable(target);
   remove_abandoned_temporaries(parent / target.filename());
   static std::atomic<unsigned> counter{0};
-  const fs::path staged =
-      parent / str_cat(target.filename().string(), ".tmp-", ::getpid(), "-", counter.fetch_add(1));
+  const fs::path staged = parent / str_cat(target.filename().string(), ".tmp-", ::getpid(), "-", counter.fetch_add(1));
   if (!fs::create_directory(staged, ec) || ec) {
-    fail(Code::NotFound, "checkpoint: cannot create directory '", staged.string(), "': ",
-         ec ? ec.message() : "it exists");
+    fail(Code::NotFound, "checkpoint: cannot create directory '", staged.string(),
+         "': ", ec ? ec.message() : "it exists");
   }
   try {
     write_checkpoint_files(session, graph, staged, info);
