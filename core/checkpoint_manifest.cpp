@@ -19,7 +19,8 @@ constexpr int kMaxDepth = 4;
 
 const json& field(const json& object, const char* key, const std::string& where, const std::string& source) {
   const auto it = object.find(key);
-  if (it == object.end()) invalid_argument("checkpoint manifest '", source, "': ", where, " has no field \"", key, "\"");
+  if (it == object.end())
+    invalid_argument("checkpoint manifest '", source, "': ", where, " has no field \"", key, "\"");
   return *it;
 }
 
@@ -27,7 +28,8 @@ const json& field(const json& object, const char* key, const std::string& where,
 std::optional<std::int64_t> as_int64(const json& v) {
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
-    return u > static_cast<std::uint64_t>(INT64_MAX) ? std::nullopt : std::optional<std::int64_t>(static_cast<std::int64_t>(u));
+    return u > static_cast<std::uint64_t>(INT64_MAX) ? std::nullopt
+                                                     : std::optional<std::int64_t>(static_cast<std::int64_t>(u));
   }
   return v.is_number_integer() ? std::optional<std::int64_t>(v.get<std::int64_t>()) : std::nullopt;
 }
@@ -45,7 +47,9 @@ std::int64_t int_field(const json& object, const char* key, const std::string& w
 
 std::string string_field(const json& object, const char* key, const std::string& where, const std::string& source) {
   const json& v = field(object, key, where, source);
-  if (!v.is_string()) invalid_argument("checkpoint manifest '", source, "': ", where, " field \"", key, "\" must be a string, got ", v.dump());
+  if (!v.is_string())
+    invalid_argument("checkpoint manifest '", source, "': ", where, " field \"", key, "\" must be a string, got ",
+                     v.dump());
   return v.get<std::string>();
 }
 
@@ -62,13 +66,14 @@ ManifestEntry parse_entry(const json& e, std::size_t index, const std::string& s
     invalid_argument("checkpoint manifest '", source, "': ", named, " has unknown dtype '", dtype, "'");
   }
   const json& shape = field(e, "shape", named, source);
-  if (!shape.is_array()) invalid_argument("checkpoint manifest '", source, "': ", named, " field \"shape\" must be an array");
+  if (!shape.is_array())
+    invalid_argument("checkpoint manifest '", source, "': ", named, " field \"shape\" must be an array");
   std::vector<std::int64_t> dims;
   for (std::size_t d = 0; d < shape.size(); ++d) {
     const std::optional<std::int64_t> dim = as_int64(shape[d]);
     if (!dim || *dim < 0) {
-      invalid_argument("checkpoint manifest '", source, "': ", named, " has shape dimension ", d, " = ", shape[d].dump(),
-                       "; dimensions must be non-negative integers");
+      invalid_argument("checkpoint manifest '", source, "': ", named, " has shape dimension ", d, " = ",
+                       shape[d].dump(), "; dimensions must be non-negative integers");
     }
     dims.push_back(*dim);
   }
@@ -108,8 +113,11 @@ std::string manifest_to_json(const Manifest& m) {
                          {"bytes", e.bytes},
                          {"crc32", e.crc32}});
   }
-  const json root = {{"format", kCheckpointFormatName}, {"version", kCheckpointFormatVersion}, {"step", m.step},
-                     {"metadata", m.metadata},          {"variables", variables}};
+  const json root = {{"format", kCheckpointFormatName},
+                     {"version", kCheckpointFormatVersion},
+                     {"step", m.step},
+                     {"metadata", m.metadata},
+                     {"variables", variables}};
   try {
     return root.dump(1) + "\n";
   } catch (const json::exception&) {  // JSON text must be UTF-8
@@ -130,7 +138,8 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
   if (!root.is_object()) invalid_argument("checkpoint manifest '", source, "' must hold a JSON object");
   const std::string format = string_field(root, "format", "the manifest", source);
   if (format != kCheckpointFormatName) {
-    invalid_argument("checkpoint manifest '", source, "' has format \"", format, "\", expected \"", kCheckpointFormatName, "\"");
+    invalid_argument("checkpoint manifest '", source, "' has format \"", format, "\", expected \"",
+                     kCheckpointFormatName, "\"");
   }
   const json& version = field(root, "version", "the manifest", source);
   if (as_int64(version) != std::optional<std::int64_t>(kCheckpointFormatVersion)) {
@@ -140,13 +149,17 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
   Manifest m;
   m.step = int_field(root, "step", "the manifest", source, 0, INT64_MAX);
   const json& metadata = field(root, "metadata", "the manifest", source);
-  if (!metadata.is_object()) invalid_argument("checkpoint manifest '", source, "': field \"metadata\" must be an object");
+  if (!metadata.is_object())
+    invalid_argument("checkpoint manifest '", source, "': field \"metadata\" must be an object");
   for (const auto& [key, value] : metadata.items()) {
-    if (!value.is_string()) invalid_argument("checkpoint manifest '", source, "': metadata \"", key, "\" must be a string, got ", value.dump());
+    if (!value.is_string())
+      invalid_argument("checkpoint manifest '", source, "': metadata \"", key, "\" must be a string, got ",
+                       value.dump());
     m.metadata[key] = value.get<std::string>();
   }
   const json& variables = field(root, "variables", "the manifest", source);
-  if (!variables.is_array()) invalid_argument("checkpoint manifest '", source, "': field \"variables\" must be an array");
+  if (!variables.is_array())
+    invalid_argument("checkpoint manifest '", source, "': field \"variables\" must be an array");
   std::set<std::string> seen;
   for (std::size_t i = 0; i < variables.size(); ++i) {
     m.variables.push_back(parse_entry(variables[i], i, source));

@@ -17,10 +17,10 @@ inline constexpr const char* kCheckpointFormatName = "dagrad checkpoint";
 inline constexpr const char* kCheckpointManifestFile = "manifest.json";
 
 struct ManifestEntry {
-  std::string name;   // the variable
-  DType dtype;        // the variable's dtype (bfloat16 is stored widened to float32 in the file)
-  Shape shape;        // fully defined
-  std::string file;   // relative to the checkpoint directory: NAME.npy
+  std::string name;  // the variable
+  DType dtype;       // the variable's dtype (bfloat16 is stored widened to float32 in the file)
+  Shape shape;       // fully defined
+  std::string file;  // relative to the checkpoint directory: NAME.npy
   std::int64_t bytes = 0;
   std::uint32_t crc32 = 0;
 };

@@ -25,7 +25,8 @@ struct TempDir {
   fs::path path;
   TempDir() {
     static int counter = 0;
-    path = fs::temp_directory_path() / ("dagrad_checkpoint_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+    path = fs::temp_directory_path() /
+           ("dagrad_checkpoint_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
     fs::create_directories(path);
   }
   ~TempDir() {
@@ -158,7 +159,8 @@ TEST_CASE("checkpoint: damaged files are refused by name before any variable cha
     write_all(bias, bytes.substr(0, bytes.size() - 3));
     CHECK_THAT(c.restore_error(), Contains(bias.string()) && Contains("variable 'layer/bias'") &&
                                       Contains("has " + std::to_string(bytes.size() - 3) + " bytes") &&
-                                      Contains("manifest says " + std::to_string(bytes.size())) && Contains("truncated"));
+                                      Contains("manifest says " + std::to_string(bytes.size())) &&
+                                      Contains("truncated"));
   }
   SECTION("longer than the manifest says") {
     write_all(bias, read_all(bias) + "extra");
@@ -168,7 +170,8 @@ TEST_CASE("checkpoint: damaged files are refused by name before any variable cha
     std::string bytes = read_all(bias);
     bytes.back() ^= 0x01;
     write_all(bias, bytes);
-    CHECK_THAT(c.restore_error(), Contains(bias.string()) && Contains("variable 'layer/bias'") && Contains("corrupt: crc32"));
+    CHECK_THAT(c.restore_error(),
+               Contains(bias.string()) && Contains("variable 'layer/bias'") && Contains("corrupt: crc32"));
   }
   SECTION("missing") {
     fs::remove(bias);
@@ -215,7 +218,8 @@ TEST_CASE("checkpoint: a graph that does not match is refused by name", "[checkp
     layers::VariableSet set(1);
     set.create(g, "counter", Tensor::full(DType::Int32, Shape{}, 1.0));
     Session s(g);
-    CHECK_THROWS_WITH(restore_checkpoint(s, g, c.dir.string()), Contains("holds int64 but variable 'counter' is int32"));
+    CHECK_THROWS_WITH(restore_checkpoint(s, g, c.dir.string()),
+                      Contains("holds int64 but variable 'counter' is int32"));
   }
   SECTION("a variable the checkpoint lacks") {
     Graph g;
@@ -232,7 +236,8 @@ TEST_CASE("checkpoint: a directory that is not a checkpoint is never replaced", 
   Vars v(1);
   Session s(v.g);
   s.run({}, {}, {v.init});
-  CHECK_THROWS_WITH(save_checkpoint(s, v.g, tmp.path.string()), Contains("is not a checkpoint") && Contains("refusing"));
+  CHECK_THROWS_WITH(save_checkpoint(s, v.g, tmp.path.string()),
+                    Contains("is not a checkpoint") && Contains("refusing"));
   CHECK(read_all(tmp.path / "notes.txt") == "precious");
   write_all(tmp.path / "file", "x");
   CHECK_THROWS_WITH(save_checkpoint(s, v.g, (tmp.path / "file").string()), Contains("is not a directory"));
@@ -242,7 +247,8 @@ TEST_CASE("checkpoint: the optimiser's slots and Adam's beta powers are saved an
   Graph g;
   layers::VariableSet vars(3);
   Output w = vars.create(g, "w", Tensor::from_values<float>(Shape{2}, {1.f, -2.f}));
-  const Node& step = minimize(g, ops::reduce_sum_all(g, ops::mul(g, w, w)), vars, {.name = "adam", .learning_rate = 0.1});
+  const Node& step =
+      minimize(g, ops::reduce_sum_all(g, ops::mul(g, w, w)), vars, {.name = "adam", .learning_rate = 0.1});
   const Node& init = vars.initializer(g);
   const std::vector<std::string> names = variable_names(g);
   for (const char* slot : {"w/Adam", "w/Adam_1", "beta1_power", "beta2_power"}) {
