@@ -50,11 +50,16 @@ struct Model {
   FeedMap feed(const ImageDataset& d) const { return {{images, d.images}, {labels, d.labels}}; }
 };
 
-// A split of the dataset, refused when it has no images: training or testing on nothing
-// would report a loss of NaN as if it were a result.
+// A split of the dataset, refused when it has no images (training or testing on nothing would
+// report a loss of NaN as if it were a result) or images of another size than the model's.
 ImageDataset load_split(const Options& o, const char* split) {
   ImageDataset data = load_idx_dataset(o.data, split);
   if (data.size() == 0) fail(Code::InvalidArgument, "dataset '", o.data, "': the '", split, "' split has no images");
+  const Shape& shape = data.images.shape();
+  if (shape[1] != 28 || shape[2] != 28 || shape[3] != 1) {
+    fail(Code::InvalidArgument, "dataset '", o.data, "': the '", split, "' images have shape ", shape.to_string(),
+         "; this model takes 28x28 images of one channel");
+  }
   return data;
 }
 

@@ -99,9 +99,10 @@ inline Result run_program(const std::string& program, const std::vector<std::str
   return r;
 }
 
-// `count` synthetic 28x28 images (IDX type 0x08) whose label is the brightest quarter of the
+// `count` synthetic size x size images (IDX type 0x08) whose label is the brightest quarter of the
 // image, in dir/{split}-images-idx3-ubyte and dir/{split}-labels-idx1-ubyte.
-inline void write_idx_split(const fs::path& dir, const std::string& split, std::uint32_t count, std::uint32_t seed) {
+inline void write_idx_split(const fs::path& dir, const std::string& split, std::uint32_t count, std::uint32_t seed,
+                            std::uint32_t size = 28) {
   auto header = [](std::uint8_t rank, const std::vector<std::uint32_t>& dims) {
     std::string h = {0, 0, 0x08, static_cast<char>(rank)};
     for (std::uint32_t d : dims) {
@@ -109,14 +110,14 @@ inline void write_idx_split(const fs::path& dir, const std::string& split, std::
     }
     return h;
   };
-  std::string images = header(3, {count, 28, 28}), labels = header(1, {count});
+  std::string images = header(3, {count, size, size}), labels = header(1, {count});
   std::uint32_t state = seed * 2654435761u + 1;
   for (std::uint32_t i = 0; i < count; ++i) {
     const int bright = static_cast<int>(i % 4);
-    for (int y = 0; y < 28; ++y) {
-      for (int x = 0; x < 28; ++x) {
+    for (std::uint32_t y = 0; y < size; ++y) {
+      for (std::uint32_t x = 0; x < size; ++x) {
         state = state * 1664525u + 1013904223u;
-        const int quarter = (y >= 14) * 2 + (x >= 14);
+        const int quarter = (2 * y >= size) * 2 + (2 * x >= size);
         images.push_back(static_cast<char>((state >> 24) / 2 + (quarter == bright ? 120 : 0)));
       }
     }

@@ -1,6 +1,6 @@
 // train_cnn's exit statuses through the built binary: usage errors (2) with readable ranges,
-// errors (1) with one "error:" line for an empty dataset, a missing one and output that cannot be
-// written.
+// errors (1) with one "error:" line for an empty, missing or wrongly sized dataset and output that
+// cannot be written.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -50,7 +50,7 @@ TEST_CASE("train_cnn: out-of-range options are usage errors with readable ranges
   CHECK_THAT(help.out, Contains("--save-every") && Contains("--resume"));
 }
 
-TEST_CASE("train_cnn: an empty or missing dataset is an error naming it", "[examples]") {
+TEST_CASE("train_cnn: an empty, missing or wrongly sized dataset is an error naming it", "[examples]") {
   ExampleDir dir("empty_dataset");
   write_idx_split(dir.path, "train", 0, 1);
   write_idx_split(dir.path, "t10k", 4, 2);
@@ -61,6 +61,9 @@ TEST_CASE("train_cnn: an empty or missing dataset is an error naming it", "[exam
   check_error(train_cnn({"--data", dir.path.string(), "--epochs", "1", "--plot", ""}, dir),
               "the 't10k' split has no images");
   check_error(train_cnn({"--data", (dir.path / "nowhere").string()}, dir), "dataset file not found");
+  write_idx_split(dir.path, "t10k", 4, 2, 5);
+  check_error(train_cnn({"--data", dir.path.string(), "--epochs", "1", "--plot", ""}, dir),
+              "the 't10k' images have shape [4,5,5,1]; this model takes 28x28 images of one channel");
 }
 
 TEST_CASE("train_cnn: output that cannot be written is an error, not a success", "[examples]") {
