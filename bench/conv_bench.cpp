@@ -8,6 +8,7 @@
 // thread count: the fastest of `repeat` alternating runs of each, GFLOP/s, ratio (oneDNN time /
 // dagrad time: > 1 means dagrad is faster), dagrad's fraction of that peak, and for bfloat16 its
 // speed-up over dagrad's float32 on the same shape; then the geometric means of the ratios.
+// Exit status: 0 done, 1 error, 2 usage error (each with an "error: ..." line).
 #include <omp.h>
 
 #include <algorithm>
@@ -17,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -26,6 +29,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "bench_args.hpp"
 #include "dagrad/dagrad.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
 #include "fma_peak.hpp"
@@ -204,6 +208,98 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nc
   return {ms[0], ms[1], scale > 0 ? worst / scale : worst, g.flops(), ms.size() > 2 ? ms[2] : 0.0};
 }
 
+struct BenchArgs {
+  std::string op = "filter", dtype_name = "float", layout = "nhwc", set = "issue";
+  std::vector<int> threads = {1, 2};
+  int repeat = 10;
+};
+
+constexpr const char* kUsage =
+    "dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] [--layout nhwc|nchw] "
+    "[--set issue|depthwise] [--threads 1,2] [--repeat N]";
+
+// Fills `a` from the command line; returns the usage-error status (2) on a bad one.
+std::optional<int> parse_args(int argc, char** argv, BenchArgs& a) {
+  using dagrad_bench::usage_error;
+  const std::map<std::string, std::string*> words = {
+      {"--op", &a.op}, {"--dtype", &a.dtype_name}, {"--layout", &a.layout}, {"--set", &a.set}};
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) return usage_error(flag + " needs a value", kUsage);
+    const std::string value = argv[i + 1];
+    if (words.count(flag)) {
+      *words.at(flag) = value;
+    } else if (flag == "--repeat") {
+      const auto n = dagrad_bench::parse_int(value, 1, 1'000'000);
+      if (!n) return usage_error("--repeat must be an integer between 1 and 1000000, got '" + value + "'", kUsage);
+      a.repeat = static_cast<int>(*n);
+    } else if (flag == "--threads") {
+      a.threads.clear();
+      for (std::size_t pos = 0; pos <= value.size();) {
+        const std::size_t comma = std::min(value.find(',', pos), value.size());
+        const auto t = dagrad_bench::parse_int(value.substr(pos, comma - pos), 1, 1024);
+        if (!t) return usage_error("--threads must list integers between 1 and 1024, got '" + value + "'", kUsage);
+        a.threads.push_back(static_cast<int>(*t));
+        pos = comma + 1;
+      }
+    } else {
+      return usage_error("unknown option '" + flag + "'", kUsage);
+    }
+  }
+  if (a.op != "filter" && a.op != "input" && a.op != "forward") {
+    return usage_error("--op must be filter, input or forward, got '" + a.op + "'", kUsage);
+  }
+  if (a.layout != "nhwc" && a.layout != "nchw")
+    return usage_error("--layout must be nhwc or nchw, got '" + a.layout + "'", kUsage);
+  if (a.set != "issue" && a.set != "depthwise")
+    return usage_error("--set must be issue or depthwise, got '" + a.set + "'", kUsage);
+  if (a.dtype_name != "float" && a.dtype_name != "bfloat16") {
+    return usage_error("--dtype must be float or bfloat16 (the types both libraries run), got '" + a.dtype_name + "'",
+                       kUsage);
+  }
+  return std::nullopt;
+}
+
+void run(const BenchArgs& a) {
+  const bool nchw = a.layout == "nchw";
+  const std::span<const Case> cases =
+      a.set == "issue" ? std::span<const Case>(kCases) : std::span<const Case>(kDepthwiseCases);
+  const dagrad::DType dtype = dagrad::parse_dtype(a.dtype_name);
+  const bool narrow = dtype != dagrad::DType::Float32;
+  const double peak = dagrad_bench::measured_fma_peak_gflops();
+  std::printf("op=%s dtype=%s layout=%s set=%s repeat=%d (min ms of alternating runs; ratio = oneDNN ms / dagrad ms)\n",
+              a.op.c_str(), a.dtype_name.c_str(), a.layout.c_str(), a.set.c_str(), a.repeat);
+  std::printf("float32 FMA peak of one core, measured now: %.1f GFLOP/s (peak%% = dagrad GFLOP/s / (threads x this))\n",
+              peak);
+  if (narrow) std::printf("vs_f32 = dagrad float32 ms / dagrad %s ms on the same shape\n", a.dtype_name.c_str());
+  std::printf("%-34s %3s %10s %10s %9s %9s %7s %6s %9s%s\n", "shape N,HW,C,K,k,s,pad,dil", "thr", "dagrad_ms",
+              "onednn_ms", "dagrad_GF", "onednn_GF", "ratio", "peak%", "rel_diff", narrow ? "  vs_f32" : "");
+  for (int t : a.threads) {
+    dagrad::set_num_threads(t);
+    omp_set_num_threads(t);
+    double log_sum = 0, log_f32 = 0;
+    for (const Case& cs : cases) {
+      const Row r = run_case(cs, a.op, dtype, nchw, a.repeat);
+      const double gflops = r.flops / (r.dagrad_ms * 1e6);
+      char shape[64];
+      std::snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)cs.n, (long long)cs.hw,
+                    (long long)cs.c, (long long)cs.k, (long long)cs.kernel, (long long)cs.stride, cs.padding,
+                    (long long)cs.dilation);
+      std::printf("%-34s %3d %10.3f %10.3f %9.1f %9.1f %7.2f %6.0f %9.1e", shape, t, r.dagrad_ms, r.onednn_ms, gflops,
+                  r.flops / (r.onednn_ms * 1e6), r.onednn_ms / r.dagrad_ms, peak > 0 ? 100 * gflops / (t * peak) : 0.0,
+                  r.max_rel_diff);
+      if (narrow) std::printf(" %7.2f", r.dagrad_f32_ms / r.dagrad_ms);
+      std::printf("\n");
+      log_sum += std::log(r.onednn_ms / r.dagrad_ms);
+      if (narrow) log_f32 += std::log(r.dagrad_f32_ms / r.dagrad_ms);
+    }
+    const double count = static_cast<double>(cases.size());
+    std::printf("geometric mean ratio at %d thread(s): %.3f", t, std::exp(log_sum / count));
+    if (narrow) std::printf("; %s vs float32: %.3f", a.dtype_name.c_str(), std::exp(log_f32 / count));
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -214,90 +310,21 @@ int main(int argc, char** argv) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
     execv("/proc/self/exe", argv);  // returns only on failure: then run with the default policy
   }
-  std::string op = "filter", dtype_name = "float", threads_list = "1,2", layout = "nhwc", set = "issue";
-  int repeat = 10;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--op")
-      op = value;
-    else if (flag == "--dtype")
-      dtype_name = value;
-    else if (flag == "--threads")
-      threads_list = value;
-    else if (flag == "--layout")
-      layout = value;
-    else if (flag == "--set")
-      set = value;
-    else if (flag == "--repeat")
-      repeat = std::max(1, std::atoi(value.c_str()));
-    else {
-      std::fprintf(stderr,
-                   "usage: dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] "
-                   "[--layout nhwc|nchw] [--set issue|depthwise] [--threads 1,2] [--repeat N]\n");
-      return 2;
-    }
-  }
-  if (op != "filter" && op != "input" && op != "forward") {
-    std::fprintf(stderr, "--op must be filter, input or forward\n");
-    return 2;
-  }
-  if ((layout != "nhwc" && layout != "nchw") || (set != "issue" && set != "depthwise")) {
-    std::fprintf(stderr, "--layout must be nhwc or nchw, --set issue or depthwise\n");
-    return 2;
-  }
-  const bool nchw = layout == "nchw";
-  const std::span<const Case> cases =
-      set == "issue" ? std::span<const Case>(kCases) : std::span<const Case>(kDepthwiseCases);
   try {
-    const dagrad::DType dtype = dagrad::parse_dtype(dtype_name);
-    std::vector<int> threads;
-    for (std::size_t pos = 0; pos < threads_list.size();) {
-      const std::size_t comma = std::min(threads_list.find(',', pos), threads_list.size());
-      threads.push_back(std::atoi(threads_list.substr(pos, comma - pos).c_str()));
-      pos = comma + 1;
+    BenchArgs args;
+    if (const auto status = parse_args(argc, argv, args)) return *status;
+    run(args);
+    // Output that could not be written (a full disk, a closed pipe) is an error, not a success.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "error: cannot write the output\n");
+      return 1;
     }
-    if (dtype != dagrad::DType::Float32 && dtype != dagrad::DType::BFloat16) {
-      std::fprintf(stderr, "--dtype must be float or bfloat16 (the types both libraries run)\n");
-      return 2;
-    }
-    const bool narrow = dtype != dagrad::DType::Float32;
-    const double peak = dagrad_bench::measured_fma_peak_gflops();
-    std::printf(
-        "op=%s dtype=%s layout=%s set=%s repeat=%d (min ms of alternating runs; ratio = oneDNN ms / dagrad ms)\n",
-        op.c_str(), dtype_name.c_str(), layout.c_str(), set.c_str(), repeat);
-    std::printf(
-        "float32 FMA peak of one core, measured now: %.1f GFLOP/s (peak%% = dagrad GFLOP/s / (threads x this))\n",
-        peak);
-    if (narrow) std::printf("vs_f32 = dagrad float32 ms / dagrad %s ms on the same shape\n", dtype_name.c_str());
-    std::printf("%-34s %3s %10s %10s %9s %9s %7s %6s %9s%s\n", "shape N,HW,C,K,k,s,pad,dil", "thr", "dagrad_ms",
-                "onednn_ms", "dagrad_GF", "onednn_GF", "ratio", "peak%", "rel_diff", narrow ? "  vs_f32" : "");
-    for (int t : threads) {
-      dagrad::set_num_threads(t);
-      omp_set_num_threads(t);
-      double log_sum = 0, log_f32 = 0;
-      for (const Case& cs : cases) {
-        const Row r = run_case(cs, op, dtype, nchw, repeat);
-        const double gflops = r.flops / (r.dagrad_ms * 1e6);
-        char shape[64];
-        std::snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)cs.n, (long long)cs.hw,
-                      (long long)cs.c, (long long)cs.k, (long long)cs.kernel, (long long)cs.stride, cs.padding,
-                      (long long)cs.dilation);
-        std::printf("%-34s %3d %10.3f %10.3f %9.1f %9.1f %7.2f %6.0f %9.1e", shape, t, r.dagrad_ms, r.onednn_ms, gflops,
-                    r.flops / (r.onednn_ms * 1e6), r.onednn_ms / r.dagrad_ms,
-                    peak > 0 ? 100 * gflops / (t * peak) : 0.0, r.max_rel_diff);
-        if (narrow) std::printf(" %7.2f", r.dagrad_f32_ms / r.dagrad_ms);
-        std::printf("\n");
-        log_sum += std::log(r.onednn_ms / r.dagrad_ms);
-        if (narrow) log_f32 += std::log(r.dagrad_f32_ms / r.dagrad_ms);
-      }
-      const double count = static_cast<double>(cases.size());
-      std::printf("geometric mean ratio at %d thread(s): %.3f", t, std::exp(log_sum / count));
-      if (narrow) std::printf("; %s vs float32: %.3f", dtype_name.c_str(), std::exp(log_f32 / count));
-      std::printf("\n");
-    }
+    return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
+  } catch (...) {
+    std::fprintf(stderr, "error: unknown exception\n");
+    return 1;
   }
-  return 0;
 }

@@ -4,6 +4,7 @@
 // Conv2DBackpropInputV2. Prints one line per case and the geometric mean of cuDNN time / dagrad
 // time per op and dtype.
 // Usage: dagrad_cuda_conv_bench [iterations] [nhwc|nchw]   (default 10, nhwc)
+// Exit status: 0 done (also without a GPU: nothing to measure), 1 error, 2 usage error.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "dagrad/dagrad.hpp"
 #include "dagrad/ops/conv2d.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
@@ -29,9 +31,9 @@ struct BenchShape {
 };
 
 const BenchShape kShapes[] = {
-    {32, 28, 1, 32, 3, 1, "SAME", 1},      {32, 14, 32, 64, 3, 1, "SAME", 1},   {16, 56, 64, 64, 3, 1, "SAME", 1},
-    {16, 28, 128, 128, 3, 1, "SAME", 1},   {16, 14, 256, 256, 3, 1, "SAME", 1}, {16, 56, 64, 256, 1, 1, "VALID", 1},
-    {16, 56, 128, 128, 3, 2, "SAME", 1},   {8, 224, 3, 64, 7, 2, "SAME", 1},    {16, 28, 64, 64, 3, 1, "SAME", 2},
+    {32, 28, 1, 32, 3, 1, "SAME", 1},    {32, 14, 32, 64, 3, 1, "SAME", 1},   {16, 56, 64, 64, 3, 1, "SAME", 1},
+    {16, 28, 128, 128, 3, 1, "SAME", 1}, {16, 14, 256, 256, 3, 1, "SAME", 1}, {16, 56, 64, 256, 1, 1, "VALID", 1},
+    {16, 56, 128, 128, 3, 2, "SAME", 1}, {8, 224, 3, 64, 7, 2, "SAME", 1},    {16, 28, 64, 64, 3, 1, "SAME", 2},
 };
 
 Tensor random_on_device(DType dtype, const Shape& shape, std::mt19937& rng) {
@@ -58,20 +60,8 @@ double time_ms(F&& run, int iterations) {
   return times[times.size() / 2];
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const int iterations = argc > 1 ? std::max(1, std::atoi(argv[1])) : 10;
-  const std::string layout = argc > 2 ? argv[2] : "nhwc";
-  if (layout != "nhwc" && layout != "nchw") {
-    std::fprintf(stderr, "cuda_conv_bench: layout must be nhwc or nchw, got '%s'\n", layout.c_str());
-    return 2;
-  }
-  const bool nchw = layout == "nchw";
-  if (!device_available(Device::cuda())) {
-    std::printf("cuda_conv_bench: no CUDA device available; nothing to measure\n");
-    return 0;
-  }
+// The benchmark proper: one table per op, then the summary.
+void run_benchmark(int iterations, bool nchw) {
   std::mt19937 rng(1);
   std::map<std::string, std::vector<double>> ratios;  // "op dtype" -> cuDNN / dagrad per shape
   const char* ops[] = {"Conv2DBackpropFilterV2", "Conv2D", "Conv2DBackpropInputV2"};
@@ -95,15 +85,16 @@ int main(int argc, char** argv) {
         // to dagrad's kernel, so there is nothing to compare.
         const bool cudnn_applies = g.pad_top == g.pad_bottom && g.pad_left == g.pad_right;
         char label[64];
-        std::snprintf(label, sizeof label, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)s.n * batch_scale, (long long)s.hw,
-                      (long long)s.c, (long long)s.k, (long long)s.kernel, (long long)s.stride, s.padding,
-                      (long long)s.dilation);
+        std::snprintf(label, sizeof label, "%lld,%lld,%lld,%lld,%lld,%lld,%s,%lld", (long long)s.n * batch_scale,
+                      (long long)s.hw, (long long)s.c, (long long)s.k, (long long)s.kernel, (long long)s.stride,
+                      s.padding, (long long)s.dilation);
         for (DType t : {DType::Half, DType::BFloat16, DType::Float32}) {
           const Tensor x = random_on_device(t, input, rng), f = random_on_device(t, filter, rng);
           const Tensor dy = random_on_device(t, Shape(g.output_dims()), rng);
           const AttrMap attrs = ops::conv2d_attr_map(o);
           const std::string name = op;
-          const std::vector<Tensor> inputs = name == "Conv2D" ? std::vector<Tensor>{x, f} : std::vector<Tensor>{x, f, dy};
+          const std::vector<Tensor> inputs =
+              name == "Conv2D" ? std::vector<Tensor>{x, f} : std::vector<Tensor>{x, f, dy};
           auto run = [&](const char* backend) {
             return [&, backend] { run_op(name, inputs, attrs, {.backend = backend}); };
           };
@@ -117,11 +108,46 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("\nsummary (%s): geometric mean of cuDNN time / dagrad time (goal: >= 0.9 for Conv2DBackpropFilterV2)\n", layout.c_str());
+  std::printf("\nsummary (%s): geometric mean of cuDNN time / dagrad time (goal: >= 0.9 for Conv2DBackpropFilterV2)\n",
+              nchw ? "nchw" : "nhwc");
   for (const auto& [key, values] : ratios) {
     double log_sum = 0;
     for (double r : values) log_sum += std::log(r);
     std::printf("  %-32s %.3f over %zu shapes\n", key.c_str(), std::exp(log_sum / values.size()), values.size());
   }
-  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  constexpr const char* kUsage = "dagrad_cuda_conv_bench [iterations] [nhwc|nchw]   (default 10, nhwc)";
+  try {
+    if (argc > 3) return dagrad_bench::usage_error("too many arguments", kUsage);
+    const std::string count = argc > 1 ? argv[1] : "10", layout = argc > 2 ? argv[2] : "nhwc";
+    const auto iterations = dagrad_bench::parse_int(count, 1, 1'000'000);
+    if (!iterations) {
+      return dagrad_bench::usage_error("iterations must be an integer between 1 and 1000000, got '" + count + "'",
+                                       kUsage);
+    }
+    if (layout != "nhwc" && layout != "nchw") {
+      return dagrad_bench::usage_error("the layout must be nhwc or nchw, got '" + layout + "'", kUsage);
+    }
+    if (!device_available(Device::cuda())) {
+      std::printf("cuda_conv_bench: no CUDA device available; nothing to measure\n");
+    } else {
+      run_benchmark(static_cast<int>(*iterations), layout == "nchw");
+    }
+    // Output that could not be written (a full disk, a closed pipe) is an error, not a success.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "error: cannot write the output\n");
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (...) {
+    std::fprintf(stderr, "error: unknown exception\n");
+    return 1;
+  }
 }

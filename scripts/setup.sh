@@ -11,6 +11,7 @@ packages=(
   catch2                             # tests (2.13)
   libcli11-dev                       # CLI parsing
   zlib1g-dev                         # gzipped IDX datasets
+  nlohmann-json3-dev                 # checkpoint manifests (JSON)
   dataset-fashion-mnist              # training data
   libdnnl-dev                        # oneDNN, for the CPU benchmark only
 )

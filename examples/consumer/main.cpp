@@ -1,4 +1,5 @@
 // An embedding program: builds a graph, runs it, and calls an op eagerly through dagrad's public API.
+// Exit status: 0 right results, 1 wrong ones or an error (one "error: ..." line).
 #include <cmath>
 #include <iostream>
 
@@ -11,7 +12,8 @@ int main() {
     Output x = ops::placeholder(g, DType::Float32, Shape{3}, "x");
     Output y = ops::sum(g, ops::mul(g, x, x), {0});
     Session session(g);
-    const float sum_of_squares = session.run({{x, Tensor::from_values<float>(Shape{3}, {1, 2, 3})}}, y).data<float>()[0];
+    const float sum_of_squares =
+        session.run({{x, Tensor::from_values<float>(Shape{3}, {1, 2, 3})}}, y).data<float>()[0];
 
     // Conv2DBackpropFilterV2 by name: a 1x1 filter's gradient is sum over pixels of x * dy.
     Tensor input = Tensor::full(DType::Float32, Shape{1, 2, 2, 1}, 2.0);
@@ -23,9 +25,18 @@ int main() {
     std::cout << "sum of squares = " << sum_of_squares << ", filter gradient = " << dw << "\n";
     const bool ok = sum_of_squares == 14.f && std::fabs(dw.data<float>()[0] - 4.f) < 1e-6f;
     std::cout << (ok ? "consumer: OK" : "consumer: WRONG RESULT") << "\n";
+    // Output that could not be written (a full disk, a closed pipe) is an error, not a success.
+    if (!std::cout.flush()) {
+      std::cerr << "error: cannot write the output\n";
+      return 1;
+    }
+    if (!ok) std::cerr << "error: consumer: wrong result\n";
     return ok ? 0 : 1;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "error: unknown exception\n";
     return 1;
   }
 }

@@ -1,4 +1,5 @@
 // A first tour of dagrad: build a small graph, run it in a session, and call an op eagerly.
+// Exit status: 0 done, 1 error (one "error: ..." line).
 #include <iostream>
 
 #include <dagrad/dagrad.hpp>
@@ -23,9 +24,17 @@ int main() {
 
     Tensor h = run_op("Cast", {out[0]}, {{"DstT", DType::Half}}).front();
     std::cout << "eager Cast to half: " << h << "\n";
+    // Output that could not be written (a full disk, a closed pipe) is an error, not a success.
+    if (!std::cout.flush()) {
+      std::cerr << "error: cannot write the output\n";
+      return 1;
+    }
     return 0;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "error: unknown exception\n";
     return 1;
   }
 }

@@ -1,6 +1,7 @@
 // A gradient-check walk-through: a small conv net (conv -> conv -> mean squared output), the
 // gradients of its loss with respect to both filters built as graph nodes, their values, and the
 // finite-difference checker's report on the whole net and on each conv op alone.
+// Exit status: 0 all checks passed, 1 a check failed or an error (one "error: ..." line).
 #include <iostream>
 
 #include <dagrad/autodiff/gradient_checker.hpp>
@@ -52,15 +53,24 @@ int main() {
     }
     // 3. The conv ops alone, in float32 and in fast mode.
     const ops::Conv2DOptions conv{.strides = {1, 2, 2, 1}, .padding = "SAME"};
-    const GradCheckResult r = check_gradients(
-        "Conv2D", {values[0].cast(DType::Float32), values[1].cast(DType::Float32)}, ops::conv2d_attr_map(conv),
-        {.mode = GradCheckMode::Fast});
+    const GradCheckResult r =
+        check_gradients("Conv2D", {values[0].cast(DType::Float32), values[1].cast(DType::Float32)},
+                        ops::conv2d_attr_map(conv), {.mode = GradCheckMode::Fast});
     std::cout << r.report();
     ok = ok && r.passed;
     std::cout << (ok ? "all gradient checks passed\n" : "SOME GRADIENT CHECKS FAILED\n");
+    // Output that could not be written (a full disk, a closed pipe) is an error, not a success.
+    if (!std::cout.flush()) {
+      std::cerr << "error: cannot write the output\n";
+      return 1;
+    }
+    if (!ok) std::cerr << "error: some gradient checks failed\n";
     return ok ? 0 : 1;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "error: unknown exception\n";
     return 1;
   }
 }

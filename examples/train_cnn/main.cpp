@@ -1,38 +1,28 @@
 // train_cnn: a LeNet-style CNN trained on Fashion-MNIST with dagrad's graph API.
 //   conv 5x5 (32) -> relu -> max-pool -> conv 5x5 (64) -> relu -> max-pool -> dense 128 (relu) -> dense 10
 // Prints a progress bar per epoch, then loss and train/test accuracy; writes the curves as SVG.
+// With --save DIR it checkpoints at the end of every epoch (and every --save-every N steps);
+// --resume DIR continues such a run exactly: a run killed and resumed ends with the same weights,
+// bit for bit, as one never interrupted. Exit status: 0 done, 1 error, 2 usage error.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
 #include <dagrad/autodiff/optimizers.hpp>
 #include <dagrad/core/checkpoint.hpp>
-#include <dagrad/core/dataset.hpp>
 #include <dagrad/dagrad.hpp>
 #include <dagrad/ops/layers.hpp>
 
+#include "options.hpp"
 #include "plot.hpp"
 #include "progress.hpp"
+#include "training_state.hpp"
 
 using namespace dagrad;
+using train_cnn::Options;
+using train_cnn::Progress;
 
 namespace {
-
-struct Options {
-  int epochs = 3;
-  std::int64_t batch_size = 32;
-  int threads = 0;
-  double lr = 0.001;
-  std::string optimizer = "adam";
-  std::uint64_t seed = 1;
-  std::string device = "cpu";
-  std::string data = kFashionMnistDir;
-  std::string save, load, plot = "train_cnn.svg";
-  bool eval_only = false;
-  std::int64_t limit = 0;  // train on the first N images only (0: all)
-};
 
 struct Model {
   Graph g;
@@ -52,12 +42,26 @@ struct Model {
     const layers::ClassifierMetrics metrics = layers::classifier_metrics(g, logits, labels);
     loss = metrics.loss;
     accuracy = metrics.accuracy;
+    // The optimiser's slots and Adam's beta powers are variables too: checkpoints hold them.
     step = &minimize(g, loss, vars, {.name = o.optimizer, .learning_rate = o.lr});
     init = &vars.initializer(g);
   }
 
   FeedMap feed(const ImageDataset& d) const { return {{images, d.images}, {labels, d.labels}}; }
 };
+
+// A split of the dataset, refused when it has no images (training or testing on nothing would
+// report a loss of NaN as if it were a result) or images of another size than the model's.
+ImageDataset load_split(const Options& o, const char* split) {
+  ImageDataset data = load_idx_dataset(o.data, split);
+  if (data.size() == 0) fail(Code::InvalidArgument, "dataset '", o.data, "': the '", split, "' split has no images");
+  const Shape& shape = data.images.shape();
+  if (shape[1] != 28 || shape[2] != 28 || shape[3] != 1) {
+    fail(Code::InvalidArgument, "dataset '", o.data, "': the '", split, "' images have shape ", shape.to_string(),
+         "; this model takes 28x28 images of one channel");
+  }
+  return data;
+}
 
 // Mean loss and accuracy over a whole split, in fixed batches of 1000.
 std::pair<double, double> evaluate(Session& s, const Model& m, const ImageDataset& data) {
@@ -71,16 +75,77 @@ std::pair<double, double> evaluate(Session& s, const Model& m, const ImageDatase
   return {loss / static_cast<double>(data.size()), correct / static_cast<double>(data.size())};
 }
 
+// Trains from `p` to the end of epoch `o.epochs`, checkpointing along the way.
+void train_epochs(const Options& o, Session& session, const Model& m, const ImageDataset& train,
+                  const ImageDataset& test, const train_cnn::RunSettings& settings, Progress& p) {
+  BatchSampler sampler(train.size(), o.batch_size, o.seed);
+  bool saved = false;
+  auto save = [&] {
+    if (o.save.empty()) return;
+    save_checkpoint(session, m.g, o.save, train_cnn::checkpoint_info(p, settings));
+    saved = true;
+  };
+  using Clock = std::chrono::steady_clock;
+  for (; p.epoch < o.epochs; p.start_next_epoch(), save()) {
+    sampler.start_epoch(p.epoch);  // the batch order depends on the seed and the epoch only
+    train_cnn::ProgressBar bar(std::cerr, train.size(), train_cnn::str("epoch ", p.epoch + 1, "/", o.epochs));
+    const auto start = Clock::now();
+    const std::int64_t seen_before = p.seen;
+    while (p.batch < sampler.num_batches()) {
+      const ImageDataset batch = gather(train, sampler.batch(p.batch));
+      auto out = session.run(m.feed(batch), {m.loss, m.accuracy}, {m.step});
+      const auto n = static_cast<double>(batch.size());
+      p.loss_sum += out[0].data<float>()[0] * n;
+      p.correct += out[1].data<float>()[0] * n;
+      p.seen += batch.size();
+      ++p.batch;
+      ++p.step;
+      bar.update(p.seen, p.loss_sum / static_cast<double>(p.seen));
+      // The checkpoint at an epoch's end is the one after its evaluation, below.
+      if (o.save_every > 0 && p.step % o.save_every == 0 && p.batch < sampler.num_batches()) save();
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    bar.finish(p.seen, p.loss_sum / static_cast<double>(p.seen));
+    p.train_loss.push_back(p.loss_sum / static_cast<double>(p.seen));
+    p.train_accuracy.push_back(p.correct / static_cast<double>(p.seen));
+    const auto [tl, ta] = evaluate(session, m, test);
+    p.test_loss.push_back(tl);
+    p.test_accuracy.push_back(ta);
+    std::printf(
+        "epoch %lld/%d: loss %.4f  train accuracy %.4f  test loss %.4f  test accuracy %.4f  (%.0f images/s, %.1f s)\n",
+        static_cast<long long>(p.epoch + 1), o.epochs, p.train_loss.back(), p.train_accuracy.back(), tl, ta,
+        static_cast<double>(p.seen - seen_before) / seconds, seconds);
+    std::fflush(stdout);
+  }
+  if (!saved) save();  // e.g. --epochs 0, or a resumed run that had already finished
+  if (!o.save.empty()) {
+    std::cout << "saved " << variable_names(m.g).size() << " variables (step " << p.step << ") to " << o.save << "\n";
+  }
+}
+
 int run(const Options& o) {
-  const ImageDataset test = load_idx_dataset(o.data, "t10k");
+  const ImageDataset test = load_split(o, "t10k");
   ImageDataset train;
   if (!o.eval_only) {
-    train = load_idx_dataset(o.data, "train");
+    train = load_split(o, "train");
     if (o.limit > 0 && o.limit < train.size()) train = slice(train, 0, o.limit);
   }
   Model m(o);
   Session session(m.g, {.device = Device::parse(o.device), .threads = o.threads});
-  if (!o.load.empty()) {
+  const train_cnn::RunSettings settings{.optimizer = o.optimizer,
+                                        .learning_rate = o.lr,
+                                        .batch_size = o.batch_size,
+                                        .seed = o.seed,
+                                        .train_images = train.size()};
+  Progress progress;
+  if (!o.resume.empty()) {
+    const CheckpointInfo info = restore_checkpoint(session, m.g, o.resume);
+    if (!o.eval_only) {
+      const std::int64_t batches = BatchSampler(train.size(), o.batch_size, o.seed).num_batches();
+      progress = train_cnn::progress_from_checkpoint(info, settings, batches, o.resume);
+    }
+    std::cout << "resumed from " << o.resume << " at step " << info.step << "\n";
+  } else if (!o.load.empty()) {
     restore_checkpoint(session, m.g, o.load);
     std::cout << "restored variables from " << o.load << "\n";
   } else {
@@ -95,43 +160,11 @@ int run(const Options& o) {
               static_cast<long long>(train.size()), static_cast<long long>(test.size()),
               static_cast<long long>(o.batch_size), o.optimizer.c_str(), o.lr, static_cast<unsigned long long>(o.seed),
               o.threads > 0 ? o.threads : num_threads(), o.device.c_str());
-  BatchSampler sampler(train.size(), o.batch_size, o.seed);
-  std::vector<double> train_loss, train_acc, test_loss, test_acc;
-  using Clock = std::chrono::steady_clock;
-  for (int epoch = 0; epoch < o.epochs; ++epoch) {
-    sampler.start_epoch(epoch);
-    train_cnn::ProgressBar bar(std::cerr, train.size(), train_cnn::str("epoch ", epoch + 1, "/", o.epochs));
-    double loss_sum = 0, correct = 0;
-    std::int64_t seen = 0;
-    const auto start = Clock::now();
-    for (std::int64_t b = 0; b < sampler.num_batches(); ++b) {
-      const ImageDataset batch = gather(train, sampler.batch(b));
-      auto out = session.run(m.feed(batch), {m.loss, m.accuracy}, {m.step});
-      const auto n = static_cast<double>(batch.size());
-      loss_sum += out[0].data<float>()[0] * n;
-      correct += out[1].data<float>()[0] * n;
-      seen += batch.size();
-      bar.update(seen, loss_sum / static_cast<double>(seen));
-    }
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    bar.finish(seen, loss_sum / static_cast<double>(seen));
-    train_loss.push_back(loss_sum / static_cast<double>(seen));
-    train_acc.push_back(correct / static_cast<double>(seen));
-    const auto [tl, ta] = evaluate(session, m, test);
-    test_loss.push_back(tl);
-    test_acc.push_back(ta);
-    std::printf("epoch %d/%d: loss %.4f  train accuracy %.4f  test loss %.4f  test accuracy %.4f  (%.0f images/s, %.1f s)\n",
-                epoch + 1, o.epochs, train_loss.back(), train_acc.back(), tl, ta, static_cast<double>(seen) / seconds,
-                seconds);
-    std::fflush(stdout);
-  }
-  if (!o.save.empty()) {
-    save_checkpoint(session, m.g, o.save);
-    std::cout << "saved " << variable_names(m.g).size() << " variables to " << o.save << "\n";
-  }
-  if (!o.plot.empty() && o.epochs > 0) {
-    train_cnn::write_svg_plot(o.plot, {{"train loss", "#1f77b4", train_loss}, {"test loss", "#d62728", test_loss}},
-                              {{"train accuracy", "#1f77b4", train_acc}, {"test accuracy", "#d62728", test_acc}});
+  train_epochs(o, session, m, train, test, settings, progress);
+  if (!o.plot.empty() && !progress.train_loss.empty()) {
+    train_cnn::write_svg_plot(
+        o.plot, {{"train loss", "#1f77b4", progress.train_loss}, {"test loss", "#d62728", progress.test_loss}},
+        {{"train accuracy", "#1f77b4", progress.train_accuracy}, {"test accuracy", "#d62728", progress.test_accuracy}});
     std::cout << "wrote the loss and accuracy curves to " << o.plot << "\n";
   }
   return 0;
@@ -140,36 +173,21 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  CLI::App app{"Train a LeNet-style CNN on Fashion-MNIST with dagrad"};
-  app.add_option("--epochs", o.epochs, "passes over the training set")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "images per training step")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--lr", o.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--optimizer", o.optimizer, "sgd, momentum, nesterov or adam")
-      ->check(CLI::IsMember({"sgd", "momentum", "nesterov", "adam"}))
-      ->capture_default_str();
-  app.add_option("--seed", o.seed, "seed of the initial weights and the batch order")->capture_default_str();
-  app.add_option("--device", o.device, "cpu or cuda[:N]")->capture_default_str();
-  app.add_option("--data", o.data, "directory of the IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz])")
-      ->capture_default_str();
-  app.add_option("--save", o.save, "save the variables to this directory (.npy files) after training");
-  app.add_option("--load", o.load, "restore the variables from this directory before training or evaluating");
-  app.add_flag("--eval-only", o.eval_only, "only evaluate on the test set (with --load)");
-  app.add_option("--plot", o.plot, "SVG file for the loss/accuracy curves ('' for none)")->capture_default_str();
-  app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")->check(CLI::NonNegativeNumber);
-  CLI11_PARSE(app, argc, argv);
-  if (o.eval_only && o.load.empty()) {
-    std::cerr << "error: --eval-only needs --load DIR\n";
-    return 2;
-  }
   try {
-    return run(o);
-  } catch (const Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
+    Options o;
+    if (const auto status = train_cnn::parse_options(argc, argv, o)) return *status;
+    const int status = run(o);
+    // Output that could not be written (a full disk, a closed pipe) is an error, not a success.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout.flush()) {
+      std::cerr << "error: cannot write the output\n";
+      return 1;
+    }
+    return status;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "error: unknown exception\n";
     return 1;
   }
 }

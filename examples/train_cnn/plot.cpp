@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
-#include <stdexcept>
+
+#include <dagrad/core/file_io.hpp>
 
 namespace train_cnn {
 namespace {
@@ -34,7 +34,9 @@ void panel(std::ostringstream& svg, double x0, const std::string& title, const s
   const double pad = (hi - lo) * 0.08;
   lo -= pad, hi += pad;
   const double left = x0 + kMargin, top = 40, width = kPanelWidth - kMargin - 15, height = kPanelHeight - 90;
-  auto px = [&](std::size_t i) { return left + (points == 1 ? width / 2 : width * static_cast<double>(i) / static_cast<double>(points - 1)); };
+  auto px = [&](std::size_t i) {
+    return left + (points == 1 ? width / 2 : width * static_cast<double>(i) / static_cast<double>(points - 1));
+  };
   auto py = [&](double v) { return top + height * (hi - v) / (hi - lo); };
   svg << "<text x='" << left + width / 2 << "' y='22' text-anchor='middle' font-size='15'>" << title << "</text>\n";
   svg << "<rect x='" << left << "' y='" << top << "' width='" << width << "' height='" << height
@@ -42,8 +44,8 @@ void panel(std::ostringstream& svg, double x0, const std::string& title, const s
   for (int t = 0; t <= 4; ++t) {
     const double v = lo + (hi - lo) * t / 4.0;
     svg << "<line x1='" << left << "' x2='" << left + width << "' y1='" << py(v) << "' y2='" << py(v)
-        << "' stroke='#ddd'/>\n<text x='" << left - 6 << "' y='" << py(v) + 4
-        << "' text-anchor='end' font-size='11'>" << fmt(v) << "</text>\n";
+        << "' stroke='#ddd'/>\n<text x='" << left - 6 << "' y='" << py(v) + 4 << "' text-anchor='end' font-size='11'>"
+        << fmt(v) << "</text>\n";
   }
   for (std::size_t i = 0; i < points; ++i) {
     svg << "<text x='" << px(i) << "' y='" << top + height + 16 << "' text-anchor='middle' font-size='11'>" << i + 1
@@ -76,9 +78,7 @@ void write_svg_plot(const std::string& path, const std::vector<Curve>& loss, con
   panel(svg, 0, "loss", loss);
   panel(svg, kPanelWidth, "accuracy", accuracy);
   svg << "</svg>\n";
-  std::ofstream out(path);
-  out << svg.str();
-  if (!out) throw std::runtime_error("cannot write the plot to '" + path + "'");
+  dagrad::write_file(path, [&](dagrad::OutputFile& out) { out.write(svg.str()); });
 }
 
 }  // namespace train_cnn

@@ -22,6 +22,13 @@ class ProgressBar {
   ProgressBar(std::ostream& out, std::int64_t total, std::string label)
       : out_(out), total_(total), label_(std::move(label)), start_(Clock::now()), last_(start_) {}
 
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+  // An epoch cut short by an error ends its line, so the error message starts a line of its own.
+  ~ProgressBar() {
+    if (open_) out_ << "\n";
+  }
+
   void update(std::int64_t done, double running_loss) {
     const auto now = Clock::now();
     if (done < total_ && now - last_ < std::chrono::milliseconds(250)) return;
@@ -31,12 +38,14 @@ class ProgressBar {
   void finish(std::int64_t done, double running_loss) {
     draw(done, running_loss);
     out_ << "\n";
+    open_ = false;
   }
 
  private:
   using Clock = std::chrono::steady_clock;
 
   void draw(std::int64_t done, double loss) {
+    open_ = true;
     constexpr int kWidth = 30;
     const double fraction = total_ > 0 ? static_cast<double>(done) / static_cast<double>(total_) : 1.0;
     const int filled = static_cast<int>(fraction * kWidth);
@@ -52,6 +61,7 @@ class ProgressBar {
   std::int64_t total_;
   std::string label_;
   Clock::time_point start_, last_;
+  bool open_ = false;  // a bar is drawn and its line not ended
 };
 
 }  // namespace train_cnn

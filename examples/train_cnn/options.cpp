@@ -1,0 +1,94 @@
+// train_cnn's options with CLI11: readable ranges ("must be between 1 and 1000000, got 0"), and
+// every parse error reported as a usage error (status 2) with an "error:" line.
+#include "options.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <limits>
+
+#include <CLI/CLI.hpp>
+
+#include "progress.hpp"
+
+namespace train_cnn {
+namespace {
+
+// An integer option in [lo, hi]; CLI11's own range checks print the limits of double.
+template <class T>
+CLI::Validator integer_in(T lo, T hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& input) -> std::string {
+        T value{};
+        if (!CLI::detail::lexical_cast(input, value))
+          return str("must be an integer between ", lo, " and ", hi, ", got '", input, "'");
+        if (value < lo || value > hi) return str("must be between ", lo, " and ", hi, ", got ", input);
+        return {};
+      },
+      str("in [", lo, ", ", hi, "]"));
+}
+
+CLI::Validator positive_finite() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(input, value) || !std::isfinite(value) || value <= 0) {
+          return str("must be a positive finite number, got '", input, "'");
+        }
+        return {};
+      },
+      "positive");
+}
+
+}  // namespace
+
+std::optional<int> parse_options(int argc, char** argv, Options& o) {
+  constexpr auto kInt64Max = std::numeric_limits<std::int64_t>::max();
+  CLI::App app{"Train a LeNet-style CNN on Fashion-MNIST with dagrad"};
+  app.add_option("--epochs", o.epochs, "passes over the training set")
+      ->check(integer_in(0, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "images per training step")
+      ->check(integer_in<std::int64_t>(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")
+      ->check(integer_in(0, 1024))
+      ->capture_default_str();
+  app.add_option("--lr", o.lr, "learning rate")->check(positive_finite())->capture_default_str();
+  app.add_option("--optimizer", o.optimizer, "sgd, momentum, nesterov or adam")
+      ->check(CLI::IsMember({"sgd", "momentum", "nesterov", "adam"}))
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the initial weights and the batch order")->capture_default_str();
+  app.add_option("--device", o.device, "cpu or cuda[:N]")->capture_default_str();
+  app.add_option("--data", o.data, "directory of the IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz])")
+      ->capture_default_str();
+  app.add_option("--save", o.save, "save a checkpoint to this directory at the end of every epoch");
+  app.add_option("--save-every", o.save_every, "with --save: also save every N training steps (0: only at epoch ends)")
+      ->check(integer_in<std::int64_t>(0, kInt64Max))
+      ->capture_default_str();
+  app.add_option("--load", o.load, "restore the variables from this checkpoint, then train from step 0 or evaluate");
+  app.add_option("--resume", o.resume,
+                 "continue the run saved in this checkpoint: weights, optimiser slots, step and batch order")
+      ->excludes("--load");
+  app.add_flag("--eval-only", o.eval_only, "only evaluate on the test set (with --load or --resume)");
+  app.add_option("--plot", o.plot, "SVG file for the loss/accuracy curves ('' for none)")->capture_default_str();
+  app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")
+      ->check(integer_in<std::int64_t>(0, kInt64Max));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "error: " << e.what() << "\nusage: train_cnn [OPTIONS] (train_cnn --help lists them)\n";
+    return 2;
+  }
+  if (o.eval_only && o.load.empty() && o.resume.empty()) {
+    std::cerr << "error: --eval-only needs --load DIR or --resume DIR\nusage: train_cnn [OPTIONS] (train_cnn --help "
+                 "lists them)\n";
+    return 2;
+  }
+  return std::nullopt;
+}
+
+}  // namespace train_cnn

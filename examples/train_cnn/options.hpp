@@ -1,0 +1,31 @@
+// train_cnn's command line: the options, their ranges, and the exit status of a usage error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <dagrad/core/dataset.hpp>
+
+namespace train_cnn {
+
+struct Options {
+  int epochs = 3;
+  std::int64_t batch_size = 32;
+  int threads = 0;
+  double lr = 0.001;
+  std::string optimizer = "adam";
+  std::uint64_t seed = 1;
+  std::string device = "cpu";
+  std::string data = dagrad::kFashionMnistDir;
+  std::string save, load, resume, plot = "train_cnn.svg";
+  std::int64_t save_every = 0;  // also save every N steps (0: at the end of each epoch only)
+  bool eval_only = false;
+  std::int64_t limit = 0;  // train on the first N images only (0: all)
+};
+
+// Parses the command line into `options`. Returns nothing to go on, or the status to exit with:
+// 0 after --help, 2 after a usage error (one "error: ..." line and a hint on stderr).
+std::optional<int> parse_options(int argc, char** argv, Options& options);
+
+}  // namespace train_cnn
