@@ -54,7 +54,9 @@ ImageDataset load_idx_dataset(const std::string& dir, std::string_view split) {
   if (image_dims.size() != 3 && image_dims.size() != 4) {
     invalid_argument("'", images_path, "' must hold images of rank 3 or 4, got dims ", Shape(image_dims).to_string());
   }
-  if (label_dims.size() != 1) invalid_argument("'", labels_path, "' must hold a vector of labels, got dims ", Shape(label_dims).to_string());
+  if (label_dims.size() != 1) {
+    invalid_argument("'", labels_path, "' must hold a vector of labels, got dims ", Shape(label_dims).to_string());
+  }
   if (label_dims[0] != image_dims[0]) {
     invalid_argument("'", labels_path, "' holds ", label_dims[0], " labels but '", images_path, "' holds ",
                      image_dims[0], " images");

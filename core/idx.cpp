@@ -136,7 +136,8 @@ IdxReader::IdxReader(std::unique_ptr<ByteSource> raw) : raw_(std::move(raw)) {
   const std::string dims = in.read_up_to(4 * rank);
   if (dims.size() < 4 * rank) invalid_argument("'", name, "' is truncated inside its IDX header");
   for (std::size_t i = 0; i < rank; ++i) {
-    header_.dims.push_back(static_cast<std::int64_t>(big_endian(reinterpret_cast<const unsigned char*>(dims.data()) + 4 * i, 4)));
+    const auto* dim = reinterpret_cast<const unsigned char*>(dims.data()) + 4 * i;
+    header_.dims.push_back(static_cast<std::int64_t>(big_endian(dim, 4)));
   }
   try {
     data_bytes_ = checked_bytes(header_.num_elements(), static_cast<std::size_t>(size), "IDX data bytes");

@@ -207,7 +207,9 @@ Tensor read_data(ByteSource& in, const NpyLayout& layout) {
   if (layout.descr.big_endian && width > 1) byte_swap(dst, static_cast<std::size_t>(layout.count), width);
   if (layout.descr.dtype == DType::Bool) {
     for (std::size_t i = 0; i < layout.data_bytes; ++i) {
-      if (static_cast<unsigned char>(dst[i]) > 1) invalid_argument(source, ": bool value ", int(dst[i]), " is not 0 or 1");
+      if (static_cast<unsigned char>(dst[i]) > 1) {
+        invalid_argument(source, ": bool value ", int(dst[i]), " is not 0 or 1");
+      }
     }
   }
   return tensor;
@@ -240,9 +242,9 @@ std::string npy_header(const Tensor& tensor) {
     invalid_argument("write_npy: a tensor of rank ", tensor.rank(), " has more than the ", kMaxRank,
                      " dimensions a .npy file can hold");
   }
-  std::string shape = "(";
-  for (int i = 0; i < tensor.rank(); ++i) shape += std::to_string(tensor.shape()[i]) + (tensor.rank() == 1 ? "," : i + 1 < tensor.rank() ? ", " : "");
-  shape += ")";
+  std::string shape = "(";  // as Python writes a tuple: (), (4,), (2, 3)
+  for (int i = 0; i < tensor.rank(); ++i) shape += (i ? ", " : "") + std::to_string(tensor.shape()[i]);
+  shape += tensor.rank() == 1 ? ",)" : ")";
   std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // Pad with spaces so that magic + length + header + newline is a multiple of 64 bytes; with at
   // most kMaxRank dimensions the header stays far below the 65535 bytes of version 1.0.

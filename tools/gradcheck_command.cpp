@@ -42,7 +42,8 @@ Subcommand add_gradcheck_command(CLI::App& parent) {
   app->add_option("--mode", o->mode, "full: whole Jacobians; fast: random directional derivatives")
       ->check(CLI::IsMember({"full", "fast"}));
   app->add_option("--order", o->order, "1: the gradient; 2: the gradient of the gradient")->check(integer_in(1, 2));
-  app->add_option("--seed", o->check.seed, "Seed of the random output weights and directions")->check(unsigned_integer());
+  app->add_option("--seed", o->check.seed, "Seed of the random output weights and directions")
+      ->check(unsigned_integer());
   app->add_option("--directions", o->check.directions, "Fast mode: random directions per input")
       ->check(integer_in(1, 10000));
   app->add_option("--step", o->check.step, "Finite-difference step (default: per dtype)")->check(positive_number());

@@ -94,7 +94,8 @@ int checked_stdout(int status) {
   std::cout.flush();
   if (std::cout && std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
   const int error = errno;
-  std::cerr << "error: cannot write to standard output" << (error ? std::string(": ") + std::strerror(error) : "") << "\n";
+  const std::string reason = error ? std::string(": ") + std::strerror(error) : "";
+  std::cerr << "error: cannot write to standard output" << reason << "\n";
   return status == 0 ? kExitError : status;
 }
 
