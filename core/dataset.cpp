@@ -17,7 +17,8 @@ std::string find_file(const std::string& dir, const std::string& name) {
   const std::filesystem::path base = std::filesystem::path(dir) / name;
   std::error_code ec;
   for (const std::string& candidate : {base.string() + ".gz", base.string()}) {
-    if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
+    // Anything that exists is taken: a directory or a FIFO is then refused or read by name.
+    if (std::filesystem::exists(candidate, ec)) return candidate;
   }
   fail(Code::NotFound, "dataset file not found: neither '", base.string(), ".gz' nor '", base.string(),
        "' exists (Fashion-MNIST comes with Debian's dataset-fashion-mnist package in ", kFashionMnistDir, ")");
@@ -45,16 +46,23 @@ Tensor rows_of(const Tensor& t, const std::vector<std::int64_t>& indices) {
 ImageDataset load_idx_dataset(const std::string& dir, std::string_view split) {
   const std::string images_path = find_file(dir, str_cat(split, "-images-idx3-ubyte"));
   const std::string labels_path = find_file(dir, str_cat(split, "-labels-idx1-ubyte"));
-  const IdxArray images = read_idx(images_path);
-  const IdxArray labels = read_idx(labels_path);
-  if (images.dims.size() != 3 && images.dims.size() != 4) {
-    invalid_argument("'", images_path, "' must hold images of rank 3 or 4, got dims ", Shape(images.dims).to_string());
+  // Both headers are checked against each other before either body is read.
+  IdxReader images_file = IdxReader::open(images_path);
+  IdxReader labels_file = IdxReader::open(labels_path);
+  const std::vector<std::int64_t>& image_dims = images_file.dims();
+  const std::vector<std::int64_t>& label_dims = labels_file.dims();
+  if (image_dims.size() != 3 && image_dims.size() != 4) {
+    invalid_argument("'", images_path, "' must hold images of rank 3 or 4, got dims ", Shape(image_dims).to_string());
   }
-  if (labels.dims.size() != 1) invalid_argument("'", labels_path, "' must hold a vector of labels, got dims ", Shape(labels.dims).to_string());
-  if (labels.dims[0] != images.dims[0]) {
-    invalid_argument("'", labels_path, "' holds ", labels.dims[0], " labels but '", images_path, "' holds ",
-                     images.dims[0], " images");
+  if (label_dims.size() != 1) {
+    invalid_argument("'", labels_path, "' must hold a vector of labels, got dims ", Shape(label_dims).to_string());
   }
+  if (label_dims[0] != image_dims[0]) {
+    invalid_argument("'", labels_path, "' holds ", label_dims[0], " labels but '", images_path, "' holds ",
+                     image_dims[0], " images");
+  }
+  const IdxArray labels = labels_file.read();
+  const IdxArray images = images_file.read();
   std::vector<std::int64_t> dims = images.dims;
   if (dims.size() == 3) dims.push_back(1);
   ImageDataset data;
@@ -80,8 +88,8 @@ ImageDataset gather(const ImageDataset& data, const std::vector<std::int64_t>& i
 }
 
 ImageDataset slice(const ImageDataset& data, std::int64_t begin, std::int64_t count) {
-  if (begin < 0 || count < 0 || begin + count > data.size()) {
-    fail(Code::OutOfRange, "slice: rows [", begin, ", ", begin + count, ") out of range [0, ", data.size(), ")");
+  if (begin < 0 || count < 0 || count > data.size() - begin) {
+    fail(Code::OutOfRange, "slice: ", count, " rows from row ", begin, " are out of range [0, ", data.size(), ")");
   }
   std::vector<std::int64_t> rows(static_cast<std::size_t>(count));
   std::iota(rows.begin(), rows.end(), begin);
@@ -103,11 +111,15 @@ void BatchSampler::start_epoch(std::int64_t epoch) {
   for (std::size_t i = order_.size(); i > 1; --i) std::swap(order_[i - 1], order_[rng.below(i)]);
 }
 
-std::int64_t BatchSampler::num_batches() const { return (num_examples_ + batch_size_ - 1) / batch_size_; }
+// Written without num_examples + batch_size - 1, which overflows for a huge batch size.
+std::int64_t BatchSampler::num_batches() const {
+  return num_examples_ / batch_size_ + (num_examples_ % batch_size_ != 0 ? 1 : 0);
+}
 
 std::vector<std::int64_t> BatchSampler::batch(std::int64_t index) const {
   if (index < 0 || index >= num_batches()) fail(Code::OutOfRange, "BatchSampler: batch ", index, " out of range [0, ", num_batches(), ")");
-  const std::int64_t begin = index * batch_size_, end = std::min(begin + batch_size_, num_examples_);
+  // index < num_batches(), so begin < num_examples_ and neither sum below overflows.
+  const std::int64_t begin = index * batch_size_, end = begin + std::min(batch_size_, num_examples_ - begin);
   return {order_.begin() + begin, order_.begin() + end};
 }
 

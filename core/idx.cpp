@@ -1,15 +1,19 @@
-// IDX parsing and gzip reading through zlib.
+// IDX parsing, with gzip data inflated through zlib only as far as the reader asks.
 #include "dagrad/core/idx.hpp"
 
+#include <algorithm>
 #include <cstring>
-#include <filesystem>
 
 #include <zlib.h>
 
+#include "dagrad/core/checked.hpp"
 #include "dagrad/core/error.hpp"
+#include "dagrad/core/file_io.hpp"
 
 namespace dagrad {
 namespace {
+
+constexpr std::string_view kGzipMagic("\x1f\x8b", 2);
 
 int element_size(std::uint8_t type) {
   switch (type) {
@@ -27,11 +31,68 @@ std::uint64_t big_endian(const unsigned char* p, int size) {
   return v;
 }
 
+// The decompressed bytes of a gzip stream (one member or several back to back). Each read
+// inflates at most what was asked for, so a small file that would inflate to gigabytes costs no
+// more memory than the reader's request: the caller's header check is the bound.
+class GunzipSource final : public ByteSource {
+ public:
+  explicit GunzipSource(ByteSource& compressed) : ByteSource(compressed.name()), in_(compressed) {
+    if (inflateInit2(&z_, 15 + 16) != Z_OK) fail(Code::ResourceExhausted, "cannot start inflating '", name(), "'");
+  }
+  ~GunzipSource() override { inflateEnd(&z_); }
+
+ protected:
+  std::size_t read_raw(void* out, std::size_t size) override {
+    if (finished_) return 0;
+    z_.next_out = static_cast<Bytef*>(out);
+    z_.avail_out = static_cast<uInt>(std::min<std::size_t>(size, std::size_t{1} << 30));
+    const uInt wanted = z_.avail_out;
+    while (z_.avail_out == wanted && !finished_) {
+      if (z_.avail_in == 0) refill();
+      const int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        finished_ = !start_next_member();
+      } else if (rc != Z_OK && !(rc == Z_BUF_ERROR && z_.avail_in == 0)) {
+        corrupt(z_.msg ? z_.msg : "inflate failed");
+      }
+    }
+    return wanted - z_.avail_out;
+  }
+
+ private:
+  [[noreturn]] void corrupt(std::string_view reason) const {
+    invalid_argument("corrupt gzip data in '", name(), "': ", reason);
+  }
+
+  void refill() {
+    const std::size_t got = in_.read_some(buffer_, sizeof buffer_);
+    if (got == 0) corrupt("unexpected end of file");
+    z_.next_in = reinterpret_cast<Bytef*>(buffer_);
+    z_.avail_in = static_cast<uInt>(got);
+  }
+
+  // After a member's end: another member follows (gzip allows several), nothing follows, or
+  // something that is not gzip data, which is refused.
+  bool start_next_member() {
+    std::string next(reinterpret_cast<const char*>(z_.next_in), std::min<uInt>(z_.avail_in, 2));
+    if (next.size() < 2) next += in_.peek(2 - next.size());
+    if (next.empty()) return false;
+    if (next != kGzipMagic) corrupt("bytes after the end of the gzip data");
+    if (inflateReset(&z_) != Z_OK) corrupt("inflateReset failed");
+    return true;
+  }
+
+  ByteSource& in_;
+  z_stream z_{};
+  char buffer_[1 << 16];
+  bool finished_ = false;
+};
+
 }  // namespace
 
 std::int64_t IdxArray::num_elements() const {
   std::int64_t n = 1;
-  for (auto d : dims) n *= d;
+  for (auto d : dims) n = checked_mul(n, d, "IDX element count");
   return n;
 }
 
@@ -58,56 +119,65 @@ double IdxArray::value(std::int64_t i) const {
   }
 }
 
-std::string read_maybe_gzipped(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(Code::NotFound, "IDX file '", path, "' does not exist");
-  // gzread passes files that are not gzip data through unchanged.
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (file == nullptr) fail(Code::NotFound, "cannot open IDX file '", path, "'");
-  std::string data;
-  char chunk[1 << 16];
-  int got = 0;
-  while ((got = gzread(file, chunk, sizeof chunk)) > 0) data.append(chunk, static_cast<std::size_t>(got));
-  int code = Z_OK;
-  const char* message = gzerror(file, &code);
-  const std::string reason = message ? message : "";
-  gzclose(file);
-  if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
-    invalid_argument("corrupt gzip data in '", path, "': ", reason.empty() ? "read error" : reason);
+IdxReader::IdxReader(std::unique_ptr<ByteSource> raw) : raw_(std::move(raw)) {
+  if (raw_->peek(2) == kGzipMagic) body_ = std::make_unique<GunzipSource>(*raw_);
+  ByteSource& in = body_ ? *body_ : *raw_;
+  const std::string& name = source();
+  const std::string magic = in.read_up_to(4);
+  const auto* p = reinterpret_cast<const unsigned char*>(magic.data());
+  if (magic.size() < 2 || p[0] != 0 || p[1] != 0) {
+    invalid_argument("'", name, "' is not an IDX file: it does not start with the magic bytes 00 00");
   }
-  return data;
+  if (magic.size() < 4) invalid_argument("'", name, "' is truncated inside its IDX header");
+  header_.type = p[2];
+  const int size = element_size(header_.type);
+  if (size == 0) invalid_argument("'", name, "' has an unknown IDX element type 0x", std::hex, int(header_.type));
+  const std::size_t rank = p[3];
+  const std::string dims = in.read_up_to(4 * rank);
+  if (dims.size() < 4 * rank) invalid_argument("'", name, "' is truncated inside its IDX header");
+  for (std::size_t i = 0; i < rank; ++i) {
+    const auto* dim = reinterpret_cast<const unsigned char*>(dims.data()) + 4 * i;
+    header_.dims.push_back(static_cast<std::int64_t>(big_endian(dim, 4)));
+  }
+  try {
+    data_bytes_ = checked_bytes(header_.num_elements(), static_cast<std::size_t>(size), "IDX data bytes");
+  } catch (const Error& e) {
+    invalid_argument("'", name, "' declares IDX dimensions too large to hold (", e.what(), ")");
+  }
 }
 
-IdxArray parse_idx(const std::string& bytes, const std::string& source) {
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  if (bytes.size() < 4 || p[0] != 0 || p[1] != 0) {
-    invalid_argument("'", source, "' is not an IDX file: it does not start with the magic bytes 00 00");
+IdxReader IdxReader::open(const std::string& path) { return IdxReader(std::make_unique<InputFile>(path)); }
+
+IdxReader IdxReader::from_bytes(std::string_view bytes, std::string source) {
+  return IdxReader(std::make_unique<MemorySource>(bytes, std::move(source)));
+}
+
+IdxReader::IdxReader(IdxReader&&) noexcept = default;
+IdxReader& IdxReader::operator=(IdxReader&&) noexcept = default;
+IdxReader::~IdxReader() = default;
+
+const std::string& IdxReader::source() const { return raw_->name(); }
+
+IdxArray IdxReader::read() {
+  ByteSource& in = body_ ? *body_ : *raw_;
+  const auto wrong_size = [&](std::string_view problem, const std::string& holds) {
+    invalid_argument("'", source(), "' is ", problem, ": its IDX header promises ", data_bytes_,
+                     " data bytes, the file holds ", holds);
+  };
+  if (const auto known = in.remaining(); known && *known != data_bytes_) {  // refused before allocating
+    wrong_size(*known < data_bytes_ ? "truncated" : "too long", std::to_string(*known));
   }
-  IdxArray array;
-  array.type = p[2];
-  const int size = element_size(array.type);
-  if (size == 0) invalid_argument("'", source, "' has an unknown IDX element type 0x", std::hex, int(array.type));
-  const int rank = p[3];
-  const std::size_t header = 4 + 4 * static_cast<std::size_t>(rank);
-  if (bytes.size() < header) invalid_argument("'", source, "' is truncated inside its IDX header");
-  std::int64_t count = 1;
-  for (int i = 0; i < rank; ++i) {
-    const auto d = static_cast<std::int64_t>(big_endian(p + 4 + 4 * i, 4));
-    if (d > (std::int64_t{1} << 40) / std::max<std::int64_t>(count, 1)) {
-      invalid_argument("'", source, "' declares implausibly large IDX dimensions");
-    }
-    array.dims.push_back(d);
-    count *= d;
-  }
-  const auto expected = static_cast<std::size_t>(count) * static_cast<std::size_t>(size);
-  if (bytes.size() - header != expected) {
-    invalid_argument("'", source, "' is ", bytes.size() - header < expected ? "truncated" : "too long",
-                     ": its IDX header promises ", expected, " data bytes, the file holds ", bytes.size() - header);
-  }
-  array.bytes = bytes.substr(header);
+  IdxArray array = header_;
+  array.bytes = in.read_up_to(data_bytes_);
+  if (array.bytes.size() < data_bytes_) wrong_size("truncated", std::to_string(array.bytes.size()));
+  if (!in.at_end()) wrong_size("too long", "more");
   return array;
 }
 
-IdxArray read_idx(const std::string& path) { return parse_idx(read_maybe_gzipped(path), path); }
+IdxArray read_idx(const std::string& path) { return IdxReader::open(path).read(); }
+
+IdxArray parse_idx(const std::string& bytes, const std::string& source) {
+  return IdxReader::from_bytes(bytes, source).read();
+}
 
 }  // namespace dagrad

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -145,45 +147,77 @@ Tensor Tensor::cast(DType dtype) const {
 
 namespace {
 
-void print_values(std::ostream& out, const Tensor& t, int axis, std::int64_t offset,
-                  std::int64_t stride_product, std::int64_t& budget) {
-  // Iterates the outer axes with an explicit index instead of recursion on data; rank bounds depth.
-  if (t.rank() == 0) {
-    out << t.value_as_double(0);
+// One element, exactly: integers in full, bools as true/false, floating values with the fewest
+// digits that read back as the same value of their own dtype (0.1f prints as 0.1).
+template <class T>
+void append_value(std::string& out, T value) {
+  char text[64];
+  char* end = text;
+  if constexpr (std::is_same_v<T, bool>) {
+    out += value ? "true" : "false";
     return;
+  } else if constexpr (std::is_integral_v<T> || std::is_floating_point_v<T>) {
+    end = std::to_chars(text, text + sizeof text, value).ptr;
+  } else {  // half, bfloat16: no std::to_chars of their own
+    const float wide = static_cast<float>(widen<T>(value));
+    end = std::to_chars(text, text + sizeof text, wide).ptr;
+    for (int digits = 1; digits < 9 && std::isfinite(wide); ++digits) {
+      char* shorter = std::to_chars(text, text + sizeof text, wide, std::chars_format::general, digits).ptr;
+      double back = 0;
+      std::from_chars(text, shorter, back);
+      if (widen<T>(narrow<T>(back)) == static_cast<double>(wide)) {
+        end = shorter;
+        break;
+      }
+    }
   }
-  const std::int64_t n = t.shape()[axis];
-  const std::int64_t inner = stride_product / std::max<std::int64_t>(n, 1);
-  out << "[";
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (budget <= 0) {
-      out << "...";
+  out.append(text, end);
+}
+
+// The values in nested brackets, row-major, at most `max_elements` of them, then "...". Walks a
+// multi-index instead of recursing, so neither a high rank nor a long empty axis costs anything.
+template <class T>
+std::string format_values(const T* data, const Shape& shape, std::int64_t count, std::int64_t max_elements) {
+  std::string out;
+  const int rank = shape.rank();
+  if (rank == 0) {
+    append_value(out, data[0]);
+    return out;
+  }
+  if (count == 0) return "[]";  // dims such as [10^18, 0] hold nothing to walk
+  std::vector<std::int64_t> index(static_cast<std::size_t>(rank), 0);
+  std::size_t open = 0;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (i) out += ", ";
+    if (i >= max_elements) {
+      out += "...";
       break;
     }
-    if (i) out << ", ";
-    if (axis + 1 == t.rank()) {
-      out << t.value_as_double(offset + i);
-      --budget;
-    } else {
-      print_values(out, t, axis + 1, offset + i * inner, inner, budget);
+    for (int a = rank - 1; a >= 0 && index[static_cast<std::size_t>(a)] == 0; --a) {  // axes starting here
+      out += '[';
+      ++open;
+    }
+    append_value(out, data[i]);
+    for (int a = rank - 1; a >= 0; --a) {  // the next multi-index; each axis that wraps closes a bracket
+      if (++index[static_cast<std::size_t>(a)] < shape[a]) break;
+      index[static_cast<std::size_t>(a)] = 0;
+      out += ']';
+      --open;
     }
   }
-  out << "]";
+  out.append(open, ']');
+  return out;
 }
 
 }  // namespace
 
 std::string Tensor::to_string(std::int64_t max_elements) const {
   if (!defined()) return "Tensor(undefined)";
-  std::ostringstream out;
-  out << "Tensor<" << dtype_name(dtype_) << ", " << shape_.to_string();
-  if (!device().is_cpu()) out << ", " << device().to_string();
-  out << ">";
-  if (!device().is_cpu()) return out.str();
-  out << " ";
-  std::int64_t budget = max_elements;
-  print_values(out, *this, 0, 0, num_elements_, budget);
-  return out.str();
+  std::string out = str_cat("Tensor<", dtype_name(dtype_), ", ", shape_.to_string());
+  if (!device().is_cpu()) return out + ", " + device().to_string() + ">";
+  out += "> ";
+  visit_dtype(dtype_, [&]<class T>() { out += format_values(data<T>(), shape_, num_elements_, max_elements); });
+  return out;
 }
 
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor) { return out << tensor.to_string(); }

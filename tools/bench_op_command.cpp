@@ -13,9 +13,12 @@
 #include "dagrad/ops/conv_geometry.hpp"
 #include "dagrad/tools/command.hpp"
 #include "dagrad/tools/op_options.hpp"
+#include "dagrad/tools/option_checks.hpp"
 
 namespace dagrad::cli {
 namespace {
+
+constexpr int kMaxRuns = 1000000;
 
 struct BenchOptions {
   OpOptions op;
@@ -103,8 +106,8 @@ Subcommand add_bench_op_command(CLI::App& parent) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* app = parent.add_subcommand("bench-op", "Time one op and print a JSON line");
   add_op_options(*app, options->op);
-  app->add_option("--repeat", options->repeat, "Timed runs (default 10)")->check(CLI::PositiveNumber);
-  app->add_option("--warmup", options->warmup, "Untimed runs first (default 2)")->check(CLI::NonNegativeNumber);
+  app->add_option("--repeat", options->repeat, "Timed runs (default 10)")->check(integer_in(1, kMaxRuns));
+  app->add_option("--warmup", options->warmup, "Untimed runs first (default 2)")->check(integer_in(0, kMaxRuns));
   return {app, std::string("dagrad bench-op ") + kOpOptionsUsage + " [--repeat N] [--warmup N]",
           [options] { run(*options); }};
 }

@@ -8,6 +8,7 @@
 #include "dagrad/autodiff/gradient_checker.hpp"
 #include "dagrad/tools/command.hpp"
 #include "dagrad/tools/op_options.hpp"
+#include "dagrad/tools/option_checks.hpp"
 
 namespace dagrad::cli {
 namespace {
@@ -40,14 +41,15 @@ Subcommand add_gradcheck_command(CLI::App& parent) {
   add_op_options(*app, o->op);
   app->add_option("--mode", o->mode, "full: whole Jacobians; fast: random directional derivatives")
       ->check(CLI::IsMember({"full", "fast"}));
-  app->add_option("--order", o->order, "1: the gradient; 2: the gradient of the gradient")->check(CLI::IsMember({1, 2}));
-  app->add_option("--seed", o->check.seed, "Seed of the random output weights and directions");
+  app->add_option("--order", o->order, "1: the gradient; 2: the gradient of the gradient")->check(integer_in(1, 2));
+  app->add_option("--seed", o->check.seed, "Seed of the random output weights and directions")
+      ->check(unsigned_integer());
   app->add_option("--directions", o->check.directions, "Fast mode: random directions per input")
-      ->check(CLI::PositiveNumber);
-  app->add_option("--step", o->check.step, "Finite-difference step (default: per dtype)")->check(CLI::PositiveNumber);
+      ->check(integer_in(1, 10000));
+  app->add_option("--step", o->check.step, "Finite-difference step (default: per dtype)")->check(positive_number());
   app->add_option("--atol", o->check.atol, "Absolute tolerance, times max(1, largest Jacobian entry) (default: per dtype)")
-      ->check(CLI::PositiveNumber);
-  app->add_option("--rtol", o->check.rtol, "Relative tolerance (default: per dtype)")->check(CLI::PositiveNumber);
+      ->check(positive_number());
+  app->add_option("--rtol", o->check.rtol, "Relative tolerance (default: per dtype)")->check(positive_number());
   return {app,
           std::string("dagrad gradcheck ") + kOpOptionsUsage +
               " [--mode full|fast] [--order 1|2] [--seed N] [--directions N] [--step H] [--atol A] [--rtol R]",

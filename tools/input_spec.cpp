@@ -2,11 +2,12 @@
 #include "dagrad/tools/input_spec.hpp"
 
 #include <charconv>
-#include <cstdlib>
-#include <limits>
+#include <cmath>
 
+#include "dagrad/core/checked.hpp"
 #include "dagrad/core/npy.hpp"
 #include "dagrad/tools/command.hpp"
+#include "dagrad/tools/option_checks.hpp"
 
 namespace dagrad::cli {
 namespace {
@@ -23,11 +24,16 @@ std::vector<std::string_view> split(std::string_view text, char separator) {
   }
 }
 
-std::int64_t parse_int64(std::string_view text, std::string_view spec, std::string_view what) {
-  std::int64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+// Every number in a SPEC is read whole: no sign where none fits, no spaces, no trailing text.
+template <class T>
+T parse_integer(std::string_view text, std::string_view spec, std::string_view what) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    invalid_argument("bad SPEC ", abbreviated(spec), ": ", what, " ", abbreviated(text), " is out of range");
+  }
   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-    invalid_argument("bad SPEC '", spec, "': ", what, " '", text, "' is not an integer");
+    invalid_argument("bad SPEC ", abbreviated(spec), ": ", what, " ", abbreviated(text), " is not an integer");
   }
   return value;
 }
@@ -35,12 +41,16 @@ std::int64_t parse_int64(std::string_view text, std::string_view spec, std::stri
 Shape parse_dims(std::string_view text, std::string_view spec) {
   std::vector<std::int64_t> dims;
   for (auto part : split(text, ',')) {
-    const std::int64_t d = parse_int64(part, spec, "dimension");
-    if (d < 0) invalid_argument("bad SPEC '", spec, "': dimension ", d, " is negative");
+    const auto d = parse_integer<std::int64_t>(part, spec, "dimension");
+    if (d < 0) invalid_argument("bad SPEC ", abbreviated(spec), ": dimension ", d, " is negative");
     dims.push_back(d);
   }
   Shape shape(dims);
-  shape.num_elements();  // throws OutOfRange on overflow before anything is allocated
+  try {  // before anything is allocated
+    checked_bytes(shape.num_elements(), sizeof(float), "bytes");
+  } catch (const Error& e) {
+    invalid_argument("bad SPEC ", abbreviated(spec), ": shape ", shape.to_string(), " is too large (", e.what(), ")");
+  }
   return shape;
 }
 
@@ -55,9 +65,9 @@ std::uint64_t next_random(std::uint64_t& state) {
 
 Tensor random_tensor(std::string_view body, std::string_view spec) {
   const auto parts = split(body, ':');
-  if (parts.size() > 2) invalid_argument("bad SPEC '", spec, "': expected random:D0,D1,...[:SEED]");
+  if (parts.size() > 2) invalid_argument("bad SPEC ", abbreviated(spec), ": expected random:D0,D1,...[:SEED]");
   const Shape shape = parse_dims(parts.empty() ? std::string_view() : parts[0], spec);
-  std::uint64_t state = parts.size() == 2 ? static_cast<std::uint64_t>(parse_int64(parts[1], spec, "seed")) : 0;
+  std::uint64_t state = parts.size() == 2 ? parse_integer<std::uint64_t>(parts[1], spec, "seed") : 0;
   Tensor tensor = Tensor::empty(DType::Float32, shape);
   float* data = tensor.data<float>();
   for (std::int64_t i = 0; i < tensor.num_elements(); ++i) {
@@ -70,22 +80,20 @@ Tensor random_tensor(std::string_view body, std::string_view spec) {
 
 Tensor ints_tensor(std::string_view body, std::string_view spec) {
   std::vector<std::int32_t> values;
-  for (auto part : split(body, ',')) {
-    const std::int64_t v = parse_int64(part, spec, "value");
-    if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) {
-      invalid_argument("bad SPEC '", spec, "': value ", v, " does not fit in int32");
-    }
-    values.push_back(static_cast<std::int32_t>(v));
-  }
+  for (auto part : split(body, ',')) values.push_back(parse_integer<std::int32_t>(part, spec, "int32 value"));
   return Tensor::from_values<std::int32_t>(Shape{static_cast<std::int64_t>(values.size())}, values);
 }
 
+// A float32 value: nan and inf are allowed, a finite number too large for float32 is not.
 Tensor scalar_tensor(std::string_view body, std::string_view spec) {
-  const std::string text(body);
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size()) {
-    invalid_argument("bad SPEC '", spec, "': '", body, "' is not a number");
+  double value = 0;
+  const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
+  if (body.empty() || ec == std::errc::invalid_argument || end != body.data() + body.size()) {
+    invalid_argument("bad SPEC ", abbreviated(spec), ": ", abbreviated(body), " is not a number");
+  }
+  constexpr double kFloatOverflow = 0x1.ffffffp127;  // from here on float32 rounds to infinity
+  if (ec == std::errc::result_out_of_range || (std::isfinite(value) && std::fabs(value) >= kFloatOverflow)) {
+    invalid_argument("bad SPEC ", abbreviated(spec), ": ", abbreviated(body), " is out of the range of float32");
   }
   return Tensor::full(DType::Float32, Shape{}, value);
 }
@@ -106,7 +114,7 @@ Tensor make_input(std::string_view spec) {
 std::pair<std::string, std::string> split_name_value(std::string_view text, std::string_view flag) {
   const std::size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0) {
-    throw UsageError(str_cat(flag, " expects NAME=VALUE, got '", text, "'"));
+    throw UsageError(str_cat(flag, " expects NAME=VALUE, got ", abbreviated(text)));
   }
   return {std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
 }

@@ -7,6 +7,9 @@
 // X(<name>) to DAGRAD_CLI_SUBCOMMANDS below. tools/CMakeLists.txt picks the file up by itself.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -78,15 +81,22 @@ int run(int argc, char** argv) {
   if (command == nullptr) return usage_error("a subcommand is required", nullptr, program_usage);
   try {
     command->run();
-    std::cout.flush();
-    if (!std::cout) {
-      std::cerr << "error: failed writing to standard output\n";
-      return kExitError;
-    }
     return 0;
   } catch (const dagrad::cli::UsageError& e) {
     return usage_error(e.what(), command, program_usage);
   }
+}
+
+// A result that did not reach standard output (a full disk, a closed pipe) is a failure, whatever
+// printed it: the subcommand, --help, or a usage message's caller.
+int checked_stdout(int status) {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout && std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  const int error = errno;
+  const std::string reason = error ? std::string(": ") + std::strerror(error) : "";
+  std::cerr << "error: cannot write to standard output" << reason << "\n";
+  return status == 0 ? kExitError : status;
 }
 
 }  // namespace
@@ -94,7 +104,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // Nothing escapes: every failure is one "error: ..." line and an exit status, never a trace.
   try {
-    return run(argc, argv);
+    return checked_stdout(run(argc, argv));
   } catch (const dagrad::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
   } catch (const std::bad_alloc&) {

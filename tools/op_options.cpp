@@ -8,6 +8,7 @@
 #include "dagrad/core/threading.hpp"
 #include "dagrad/tools/attr_args.hpp"
 #include "dagrad/tools/input_spec.hpp"
+#include "dagrad/tools/option_checks.hpp"
 
 namespace dagrad::cli {
 namespace {
@@ -27,7 +28,7 @@ std::string check_floating_dtype(const std::string& text) {
     if (is_floating(parse_dtype(text))) return {};
   } catch (const Error&) {
   }
-  return "unknown floating dtype '" + text + "'; expected half, bfloat16, float or double";
+  return "unknown floating dtype " + abbreviated(text) + "; expected half, bfloat16, float or double";
 }
 
 // A named backend must have this op's kernel: run_op would quietly fall back to another one,
@@ -62,7 +63,7 @@ void add_op_options(CLI::App& app, OpOptions& o) {
   app.add_option("--dtype", o.dtype, "Cast every floating input to T: half, bfloat16, float or double")
       ->check(check_floating_dtype);
   app.add_option("--device", o.device, "Device: cpu, cuda or cuda:N")->check(check_device);
-  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->check(CLI::Range(0, 1 << 16));
+  app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->check(integer_in(0, 1 << 16));
   app.add_option("--backend", o.backend, "Kernel backend, e.g. reference (default: the fastest registered)");
 }
 

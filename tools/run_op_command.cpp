@@ -1,4 +1,5 @@
-// `dagrad run-op OP ...`: runs one op eagerly on inputs from SPECs and prints or saves outputs.
+// `dagrad run-op OP ...`: runs one op eagerly on inputs from SPECs and prints or saves outputs
+// (integers exactly, floating values with the digits that read back the same: Tensor::to_string).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -8,6 +9,7 @@
 #include "dagrad/tools/command.hpp"
 #include "dagrad/tools/input_spec.hpp"
 #include "dagrad/tools/op_options.hpp"
+#include "dagrad/tools/option_checks.hpp"
 
 namespace dagrad::cli {
 namespace {
@@ -18,39 +20,6 @@ struct RunOpOptions {
 };
 
 constexpr std::int64_t kPrintLimit = 100;  // values printed per output before "..."
-
-// Values in nested brackets, row-major, the first kPrintLimit of them.
-std::string format_values(const Tensor& t) {
-  if (t.rank() == 0) return str_cat(t.value_as_double(0));
-  const int rank = t.rank();
-  std::vector<std::int64_t> block(static_cast<std::size_t>(rank) + 1, 1);  // block[a] = prod(dims[a:])
-  for (int a = rank - 1; a >= 0; --a) block[static_cast<std::size_t>(a)] = block[static_cast<std::size_t>(a) + 1] * t.shape()[a];
-  const std::int64_t n = t.num_elements();
-  if (n == 0) return std::string(static_cast<std::size_t>(rank), '[') + std::string(static_cast<std::size_t>(rank), ']');
-  std::string text;
-  int open = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (i == kPrintLimit) {
-      text += ", ...";
-      break;
-    }
-    if (i) text += ", ";
-    for (int a = 0; a < rank; ++a) {
-      if (i % block[static_cast<std::size_t>(a)] == 0) {
-        text += "[";
-        ++open;
-      }
-    }
-    text += str_cat(t.value_as_double(i));
-    for (int a = rank - 1; a >= 0; --a) {
-      if ((i + 1) % block[static_cast<std::size_t>(a)] == 0) {
-        text += "]";
-        --open;
-      }
-    }
-  }
-  return text + std::string(static_cast<std::size_t>(open), ']');
-}
 
 // Resolves --out arguments to (output index, file); "FILE.npy" alone names the only output.
 std::vector<std::pair<std::size_t, std::string>> out_files(const OpDef& def, const std::vector<std::string>& outs) {
@@ -76,7 +45,7 @@ std::vector<std::pair<std::size_t, std::string>> out_files(const OpDef& def, con
     } else {
       invalid_argument(def.name, ": has outputs ", names, "; name one with --out NAME=FILE.npy");
     }
-    if (files.back().second.empty()) throw UsageError("--out expects NAME=FILE.npy or FILE.npy, got '" + text + "'");
+    if (files.back().second.empty()) throw UsageError("--out expects NAME=FILE.npy or FILE.npy, got " + abbreviated(text));
   }
   return files;
 }
@@ -92,8 +61,7 @@ void run(const RunOpOptions& o) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Tensor host = outputs[i].device().is_cpu() ? outputs[i] : outputs[i].to(Device::cpu());
     const std::string& name = i < op.def->outputs.size() ? op.def->outputs[i].name : str_cat("output", i);
-    std::cout << name << ": " << dtype_name(host.dtype()) << " " << host.shape().to_string() << "\n"
-              << "  " << format_values(host) << "\n";
+    std::cout << name << ": " << host.to_string(kPrintLimit) << "\n";
   }
 }
 

@@ -1,8 +1,10 @@
-// IDX/gzip loading (round trips through zlib, every error path) and seeded mini-batch order.
+// IDX/gzip loading (round trips through zlib, every error path, gzip bombs refused by the header's
+// promise) and seeded mini-batch order.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <unistd.h>
 
@@ -48,6 +50,21 @@ void write_gz(const fs::path& path, const std::string& bytes) {
   gzclose(f);
 }
 
+// gzip bytes of `bytes` in memory (one member).
+std::string gzip(const std::string& bytes) {
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&z, static_cast<uLong>(bytes.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -90,7 +107,7 @@ TEST_CASE("IDX datasets load from gzipped and plain files", "[train]") {
 TEST_CASE("IDX loader errors name the file and the problem", "[train]") {
   TempDir dir;
   CHECK_THROWS_WITH(load_idx_dataset(dir.path.string(), "train"), Catch::Contains("dataset file not found"));
-  CHECK_THROWS_WITH(read_idx((dir.path / "absent").string()), Catch::Contains("does not exist"));
+  CHECK_THROWS_WITH(read_idx((dir.path / "absent").string()), Catch::Contains("No such file or directory"));
   // Corrupt gzip: a valid header with the compressed body cut short and damaged.
   const std::string images = idx_bytes({3, 2, 2}, std::vector<unsigned char>(12, 9));
   write_gz(dir.path / "whole.gz", images);
@@ -140,4 +157,53 @@ TEST_CASE("Debian's Fashion-MNIST test split loads", "[train]") {
   std::set<std::int32_t> classes(test.labels.data<std::int32_t>(), test.labels.data<std::int32_t>() + 10000);
   CHECK(classes.size() == 10);
   CHECK(*classes.rbegin() == 9);
+}
+
+TEST_CASE("IDX: a gzip bomb is refused by its header's promise, not inflated", "[train]") {
+  // A header promising 10 bytes, then 8 MiB of zeros: about 8 KB of gzip. The stream's tail is
+  // then damaged: a reader that inflated it all would report corrupt data; one that stops
+  // after the promised bytes reports the header's promise.
+  const std::string bomb = gzip(idx_bytes({10}, std::vector<unsigned char>(std::size_t{8} << 20, 0)));
+  REQUIRE(bomb.size() < 16 * 1024);
+  const std::string damaged = bomb.substr(0, bomb.size() - 64);
+  CHECK_THROWS_WITH(parse_idx(damaged, "bomb.gz"), Catch::Contains("'bomb.gz' is too long") && Catch::Contains("promises 10 data bytes"));
+  TempDir dir;
+  write_plain(dir.path / "bomb.gz", damaged);
+  CHECK_THROWS_WITH(read_idx((dir.path / "bomb.gz").string()), Catch::Contains("is too long") && Catch::Contains("promises 10 data bytes"));
+
+  // The same header and data, in memory and honest, gzipped or plain, with two gzip members.
+  const std::string honest = idx_bytes({2, 2}, {1, 2, 3, 4});
+  CHECK(parse_idx(gzip(honest), "honest.gz").bytes == "\x01\x02\x03\x04");
+  CHECK(parse_idx(honest, "honest").dims == std::vector<std::int64_t>{2, 2});
+  CHECK(parse_idx(gzip(honest.substr(0, 5)) + gzip(honest.substr(5)), "two_members.gz").bytes == "\x01\x02\x03\x04");
+  CHECK_THROWS_WITH(parse_idx(gzip(honest) + "junk", "junk.gz"), Catch::Contains("bytes after the end of the gzip data"));
+}
+
+TEST_CASE("IDX: hostile headers are refused by name", "[train]") {
+  std::string overflow = {0, 0, 0x08, static_cast<char>(255)};
+  overflow.append(4 * 255, static_cast<char>(0xff));
+  CHECK_THROWS_WITH(parse_idx(overflow, "over"), Catch::Contains("'over' declares IDX dimensions too large"));
+  CHECK_THROWS_WITH(parse_idx(gzip(overflow), "over.gz"), Catch::Contains("'over.gz' declares IDX dimensions too large"));
+  CHECK_THROWS_WITH(parse_idx(std::string{0, 0, 0x07, 1, 0, 0, 0, 1, 5}, "type"), Catch::Contains("unknown IDX element type 0x7"));
+  CHECK_THROWS_WITH(parse_idx(std::string{0, 0, 0x08, 3, 0, 0, 0, 1}, "cut"), Catch::Contains("truncated inside its IDX header"));
+  CHECK_THROWS_WITH(parse_idx(std::string{0, 0}, "two"), Catch::Contains("truncated inside its IDX header"));
+  CHECK_THROWS_WITH(parse_idx("", "empty"), Catch::Contains("is not an IDX file"));
+  CHECK_THROWS_WITH(parse_idx(idx_bytes({4}, {1, 2}), "short"), Catch::Contains("'short' is truncated") && Catch::Contains("promises 4"));
+  TempDir dir;
+  fs::create_directories(dir.path / "train-images-idx3-ubyte");
+  write_plain(dir.path / "train-labels-idx1-ubyte", idx_bytes({1}, {1}));
+  CHECK_THROWS_WITH(load_idx_dataset(dir.path.string(), "train"), Catch::Contains("is a directory"));
+}
+
+TEST_CASE("IDX datasets compare both headers before reading either body", "[train]") {
+  TempDir dir;
+  // The images promise 3 images but hold one byte; the labels disagree on the count.
+  write_plain(dir.path / "train-images-idx3-ubyte", idx_bytes({3, 2, 2}, {9}));
+  write_plain(dir.path / "train-labels-idx1-ubyte", idx_bytes({2}, {1, 2}));
+  CHECK_THROWS_WITH(load_idx_dataset(dir.path.string(), "train"), Catch::Contains("holds 2 labels but"));
+  BatchSampler huge_batch(5, std::numeric_limits<std::int64_t>::max(), 1);
+  CHECK(huge_batch.num_batches() == 1);
+  CHECK(huge_batch.batch(0).size() == 5);
+  ImageDataset none;
+  CHECK_THROWS_WITH(slice(none, 1, std::numeric_limits<std::int64_t>::max()), Catch::Contains("out of range"));
 }

@@ -1,11 +1,18 @@
 // .npy files: round trips for every dtype, big-endian and Fortran-order files written by hand,
-// and errors that name the file.
+// errors that name the file, and reads bounded by the header (pipes, endless devices).
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include <dagrad/dagrad.hpp>
 
@@ -177,4 +184,124 @@ TEST_CASE("bad .npy files raise errors naming the file", "[npy]") {
                     StartsWith("nodescr.npy") && Contains("descr"));
   CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }", "\x07"), "bool.npy"),
                     StartsWith("bool.npy"));
+}
+
+namespace {
+
+// Feeds `bytes` into a new FIFO at `path`, then filler up to `cap` bytes in all, from a thread;
+// finish() returns how many bytes went in before the reader closed its end (the pipe's buffer of
+// 64 KiB counts as taken). A second read end, held until finish(), lets the writer open first:
+// a reader that finds no writer reads an empty file rather than waiting for one.
+class FifoWriter {
+ public:
+  FifoWriter(const std::string& path, std::string bytes, std::size_t cap) {
+    std::filesystem::remove(path);
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    keeper_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK);
+    REQUIRE(keeper_ >= 0);
+    old_handler_ = std::signal(SIGPIPE, SIG_IGN);  // a closed reader is an EPIPE, not a signal
+    std::promise<void> opened;
+    auto is_open = opened.get_future();
+    thread_ = std::thread([this, path, bytes = std::move(bytes), cap, opened = std::move(opened)]() mutable {
+      const int fd = ::open(path.c_str(), O_WRONLY);
+      opened.set_value();
+      if (fd < 0) return;
+      const std::string filler(1 << 16, '\x07');
+      while (written_ < cap) {
+        const std::string_view chunk = written_ < bytes.size() ? std::string_view(bytes).substr(written_) : filler;
+        const ssize_t n = ::write(fd, chunk.data(), std::min(chunk.size(), cap - written_));
+        if (n <= 0) break;
+        written_ += static_cast<std::size_t>(n);
+      }
+      ::close(fd);
+    });
+    is_open.wait();
+  }
+  std::size_t finish() {
+    ::close(keeper_);  // the last read end: a writer still writing gets EPIPE
+    thread_.join();
+    std::signal(SIGPIPE, old_handler_);
+    return written_;
+  }
+
+ private:
+  int keeper_ = -1;
+  std::thread thread_;
+  std::size_t written_ = 0;
+  void (*old_handler_)(int) = nullptr;
+};
+
+constexpr std::size_t kFifoCap = std::size_t{64} << 20;
+
+}  // namespace
+
+TEST_CASE("npy: readers take no more than the header promises", "[npy]") {
+  // Garbage from an endless stream is refused after the magic, not after reading it all.
+  const std::string fifo = temp_path("stream.npy");
+  FifoWriter garbage(fifo, "garbage", kFifoCap);
+  CHECK_THROWS_WITH(read_npy(fifo), StartsWith(fifo) && Contains("bad magic"));
+  CHECK(garbage.finish() < (std::size_t{2} << 20));
+
+  // A valid header promising 16 bytes, then endless data: refused after 17 bytes.
+  const std::string good = serialize_npy(Tensor::from_values<float>(Shape{4}, {1, 2, 3, 4}));
+  FifoWriter trailing(fifo, good, kFifoCap);
+  CHECK_THROWS_WITH(read_npy(fifo), Contains("more than 16 bytes") && Contains("needs 16"));
+  CHECK(trailing.finish() < (std::size_t{2} << 20));
+
+  // A pipe holding exactly the file reads like the file; one that ends early is truncated.
+  FifoWriter exact(fifo, good, good.size());
+  require_same(read_npy(fifo), parse_npy(good, "good"));
+  exact.finish();
+  FifoWriter cut(fifo, good, good.size() - 3);
+  CHECK_THROWS_WITH(read_npy(fifo), Contains("data is 13 bytes") && Contains("needs 16"));
+  cut.finish();
+
+  // A header that promises 2^62 elements from a tiny file is refused before any allocation.
+  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }", "x"), "big.npy"),
+                    StartsWith("big.npy") && Contains("too large"));
+  write_file(temp_path("promise.npy"), npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000,), }", "xyz"));
+  CHECK_THROWS_WITH(read_npy(temp_path("promise.npy")), Contains("data is 3 bytes") && Contains("needs 4000000000"));
+  if (std::filesystem::exists("/dev/zero")) CHECK_THROWS_WITH(read_npy("/dev/zero"), Contains("bad magic"));
+}
+
+TEST_CASE("npy: hostile headers and paths are refused by name", "[npy]") {
+  const std::string v2_huge = std::string("\x93NUMPY\x02\x00\xf0\xff\xff\xff", 12);
+  CHECK_THROWS_WITH(parse_npy(v2_huge, "v2.npy"), StartsWith("v2.npy") && Contains("header length 4294967280"));
+  CHECK_THROWS_WITH(parse_npy(std::string("\x93NUMPY\x01", 7), "short.npy"), StartsWith("short.npy") && Contains("truncated"));
+  CHECK_THROWS_WITH(parse_npy(std::string("\x93NUMPY\x07\x00\x10\x00", 10), "v7.npy"), Contains("version 7"));
+  for (const char* descr : {"<f4 ", "f4", "<u1", "<f16", "", "<c8"}) {
+    INFO(descr);
+    CHECK_THROWS_WITH(parse_npy(npy_bytes(std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (1,), }", raw<float>({1.f})), "d.npy"),
+                      StartsWith("d.npy"));
+  }
+  for (const char* shape : {"(1,,2)", "(+1,)", "(1.5,)", "(99999999999999999999,)", "(0x10,)", "(2 3)"}) {
+    INFO(shape);
+    CHECK_THROWS_WITH(parse_npy(npy_bytes(std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") + shape + ", }", ""), "s.npy"),
+                      StartsWith("s.npy") && Contains("bad dimension"));
+  }
+  std::string rank65 = "(";
+  for (int i = 0; i < 65; ++i) rank65 += "1, ";
+  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': " + rank65 + "), }", raw<float>({1.f})), "r.npy"),
+                    Contains("more than 64 dimensions"));
+  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': maybe, 'shape': (1,), }", raw<float>({1.f})), "f.npy"),
+                    Contains("bad fortran_order"));
+  // Fortran order with the wrong amount of data.
+  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", raw<float>({1.f})), "fo.npy"),
+                    Contains("data is 4 bytes"));
+  const std::string dir = temp_path("a_directory.npy");
+  std::filesystem::create_directories(dir);
+  CHECK_THROWS_WITH(read_npy(dir), Contains("is a directory"));
+}
+
+TEST_CASE("npy: write_npy reports a failed write and replaces files whole", "[npy]") {
+  if (std::filesystem::exists("/dev/full")) {
+    CHECK_THROWS_WITH(write_npy("/dev/full", Tensor::zeros(DType::Float32, Shape{4})), Contains("No space left on device"));
+  }
+  const std::string path = temp_path("replaced.npy");
+  write_npy(path, Tensor::from_values<float>(Shape{2}, {1, 2}));
+  // A tensor .npy cannot hold fails before the file is touched.
+  std::vector<std::int64_t> dims(65, 1);
+  CHECK_THROWS_WITH(write_npy(path, Tensor::zeros(DType::Float32, Shape(dims))), Contains("65"));
+  CHECK(read_npy(path).data<float>()[1] == 2.f);
+  CHECK_THROWS(write_npy(temp_path("no_dir/x.npy"), Tensor::zeros(DType::Float32, Shape{1})));
 }
