@@ -2,6 +2,7 @@
 // and what it accepts prints back to text that parses to the same value.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 
 #include <dagrad/dagrad.hpp>
