@@ -17,6 +17,9 @@ if(DAGRAD_FUZZ)
   set(DAGRAD_FUZZ_TARGETS fuzz_npy fuzz_idx fuzz_checkpoint fuzz_attrs fuzz_ops)
   set(DAGRAD_FUZZ_EXTRA_fuzz_attrs ${CMAKE_CURRENT_SOURCE_DIR}/tools/attr_args.cpp
                                    ${CMAKE_CURRENT_SOURCE_DIR}/tools/input_spec.cpp)
+  # A target's first saved crash creates its regressions folder: the glob re-runs cmake for it.
+  file(GLOB DAGRAD_FUZZ_INPUT_DIRS LIST_DIRECTORIES true CONFIGURE_DEPENDS
+       ${DAGRAD_FUZZ_DIR}/corpus/* ${DAGRAD_FUZZ_DIR}/regressions/*)
   add_custom_target(dagrad_fuzzers)
   foreach(fuzzer IN LISTS DAGRAD_FUZZ_TARGETS)
     add_executable(${fuzzer} ${DAGRAD_FUZZ_DIR}/${fuzzer}.cpp ${DAGRAD_FUZZ_EXTRA_${fuzzer}})
@@ -31,7 +34,7 @@ if(DAGRAD_FUZZ)
       enable_testing()
       set(inputs)
       foreach(dir corpus regressions)
-        if(EXISTS ${DAGRAD_FUZZ_DIR}/${dir}/${fuzzer})
+        if(${DAGRAD_FUZZ_DIR}/${dir}/${fuzzer} IN_LIST DAGRAD_FUZZ_INPUT_DIRS)
           list(APPEND inputs ${DAGRAD_FUZZ_DIR}/${dir}/${fuzzer})
         endif()
       endforeach()
