@@ -1,7 +1,10 @@
 // Printing and parsing of attribute values.
 #include "dagrad/core/attr.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 
 namespace dagrad {
@@ -37,6 +40,9 @@ std::int64_t parse_int(std::string_view text) {
   text = trim(text);
   std::int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    fail(Code::OutOfRange, "integer '", text, "' is out of range for int64 [", INT64_MIN, ", ", INT64_MAX, "]");
+  }
   if (ec != std::errc() || end != text.data() + text.size()) {
     invalid_argument("expected an integer, got '", text, "'");
   }
@@ -47,9 +53,20 @@ double parse_float(std::string_view text) {
   text = trim(text);
   const std::string owned(text);
   char* end = nullptr;
+  errno = 0;
   const double value = std::strtod(owned.c_str(), &end);
   if (owned.empty() || end != owned.c_str() + owned.size()) invalid_argument("expected a number, got '", text, "'");
+  // strtod turns "1e999" into infinity (ERANGE); only "inf" itself may mean infinity.
+  if (errno == ERANGE && std::isinf(value)) fail(Code::OutOfRange, "number '", text, "' is out of range for a double");
   return value;
+}
+
+// TF's rule for partial shapes: -1 (written ? or -1) is an unknown dimension, anything below is wrong.
+std::int64_t parse_dim(std::string_view text) {
+  if (text == "?") return Shape::kUnknown;
+  const std::int64_t dim = parse_int(text);
+  if (dim < Shape::kUnknown) invalid_argument("Dimension ", dim, " must be >= -1");
+  return dim;
 }
 
 }  // namespace
@@ -96,10 +113,7 @@ AttrValue parse_attr(AttrKind kind, std::string_view text) {
     case AttrKind::Type: return parse_dtype(text);
     case AttrKind::Shape: {
       std::vector<std::int64_t> dims;
-      for (auto part : split_commas(trim(text))) {
-        part = trim(part);
-        dims.push_back(part == "?" ? Shape::kUnknown : parse_int(part));
-      }
+      for (auto part : split_commas(trim(text))) dims.push_back(parse_dim(trim(part)));
       return Shape(dims);
     }
     case AttrKind::ListInt: {

@@ -6,6 +6,10 @@
 
 #include <tbb/parallel_for.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace dagrad::cpu {
 #if defined(__x86_64__)
 namespace f16c {
@@ -46,7 +50,10 @@ bool vector_conversions_available() {
 #if defined(__x86_64__)
   static const bool ok = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    // CPUID leaf 1, ECX bit 29: clang 14's __builtin_cpu_supports does not know "f16c".
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+    return __builtin_cpu_supports("avx2") && f16c;
   }();
   return ok;
 #else
