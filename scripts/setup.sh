@@ -9,6 +9,7 @@ packages=(
   libeigen3-dev                      # half and bfloat16 host types
   libtbb-dev                         # CPU parallelism
   catch2                             # tests (2.13)
+  clang libclang-rt-14-dev llvm      # sanitizer + libFuzzer build (llvm-symbolizer for reports)
   libcli11-dev                       # CLI parsing
   zlib1g-dev                         # gzipped IDX datasets
   nlohmann-json3-dev                 # checkpoint manifests (JSON)

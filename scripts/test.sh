@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Builds and runs the whole test suite on a fresh Debian 12 machine, in two configurations:
-#   1. AddressSanitizer + UndefinedBehaviorSanitizer (CUDA off: the GPU tests skip here anyway),
-#   2. the embedding checks: install, then build and run examples/consumer against the install;
+# Builds and runs the whole test suite on a fresh Debian 12 machine:
+#   1. AddressSanitizer + UndefinedBehaviorSanitizer, built with clang and libFuzzer coverage
+#      (CUDA off: the GPU tests skip here anyway): the test suite, then every fuzz target for a
+#      bounded time (scripts/fuzz.sh),
+#   2. ThreadSanitizer: concurrent sessions and set_num_threads (scripts/tsan.sh),
+#   3. the embedding checks: install, then build and run examples/consumer against the install;
 #      configure examples/consumer through add_subdirectory as well,
-#   3. Release with every backend that can be built (CUDA compiles and links without a GPU).
+#   4. Release with every backend that can be built (CUDA compiles and links without a GPU).
+# Any sanitizer report fails the run (cmake/dagradSanitizerDefaults.cpp).
 # Usage: scripts/test.sh [--quick]   (--quick: the Release configuration only)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,14 +23,23 @@ run_ctest() {
 }
 
 if [ "$quick" = 0 ]; then
-  section "sanitizer build"
+  section "sanitizer build (clang, with libFuzzer coverage)"
   asan="$root/build-asan"
+  # libFuzzer needs clang; a build tree configured with another compiler cannot be switched.
+  if [ -f "$asan/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' "$asan/CMakeCache.txt"; then
+    rm -rf "$asan"
+  fi
   # -O1 with line tables only: sanitizer reports keep file:line, the build stays quick on 2 cores.
-  cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-    -DDAGRAD_SANITIZE=ON -DDAGRAD_CUDA=OFF -DDAGRAD_BUILD_BENCH=OFF >/dev/null
+  # The fuzz targets link against this same library, so fuzzing costs only their own objects.
+  CC=clang CXX=clang++ cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DDAGRAD_SANITIZE=ON -DDAGRAD_FUZZ=ON -DDAGRAD_CUDA=OFF -DDAGRAD_BUILD_BENCH=OFF >/dev/null
   cmake --build "$asan" -j "$jobs"
   section "sanitizer tests"
-  run_ctest "$asan"  # sanitizer options: cmake/dagradSanitizerDefaults.cpp (stop at the first report)
+  run_ctest "$asan"
+  section "fuzzing (a minute in all)"
+  "$root/scripts/fuzz.sh" "$asan" 60
+  section "thread sanitizer"
+  "$root/scripts/tsan.sh" "$root/build-tsan"
 fi
 
 section "release build"
