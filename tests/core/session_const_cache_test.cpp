@@ -3,7 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <exception>
+#include <latch>
+#include <mutex>
 #include <new>
+#include <thread>
 #include <vector>
 
 #include <dagrad/dagrad.hpp>
@@ -17,23 +21,30 @@ using namespace dagrad;
 constexpr const char* kFake = "fake-device";
 
 // Host memory that says it lives on cuda:0; counts what it holds so the test sees the cache go.
+// Locked like a real allocator: sessions may allocate from several threads.
 class FakeDeviceAllocator final : public Allocator {
  public:
   Device device() const override { return Device::cuda(); }
   void* allocate(std::size_t bytes) override {
+    std::lock_guard lock(mutex_);
     stats_.bytes_in_use += static_cast<std::int64_t>(bytes);
     ++stats_.fresh_allocations;
     return ::operator new (bytes == 0 ? 1 : bytes, std::align_val_t{64});
   }
   void deallocate(void* ptr, std::size_t bytes) override {
+    std::lock_guard lock(mutex_);
     stats_.bytes_in_use -= static_cast<std::int64_t>(bytes);
     ::operator delete (ptr, std::align_val_t{64});
   }
-  AllocatorStats stats() const override { return stats_; }
+  AllocatorStats stats() const override {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
   void reset_peak() override {}
   void release_cached() override {}
 
  private:
+  mutable std::mutex mutex_;
   AllocatorStats stats_;
 };
 
@@ -162,4 +173,38 @@ TEST_CASE("a CPU session copies nothing and hands out a Const's own value", "[se
     CHECK(s.last_run_stats().host_to_device_copies == 0);
     CHECK(out[1].shares_buffer_with(get_attr<Tensor>(c.g.node(c.w.node).attrs, "value")));
   }
+}
+
+TEST_CASE("threads sharing a device session copy each Const once between them", "[session][threads]") {
+  register_fake_kernels();
+  FakeCudaScope scope;
+  ConstGraph c;
+  const FeedMap feeds{{c.x, Tensor::from_values<float>(Shape{2, 3}, {10, 20, 30, 40, 50, 60})}};
+  Session cpu(c.g);
+  const std::vector<float> expected = values_of(cpu.run(feeds, c.y));
+  Session s(c.g, {.device = Device::cuda(), .backend = kFake});
+  constexpr int kThreads = 4;
+  std::vector<Tensor> results(kThreads);
+  std::vector<RunStats> stats(kThreads);
+  std::vector<std::exception_ptr> errors(kThreads);
+  std::latch start(kThreads);  // released together: all of them meet the Consts' first use
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      try {
+        results[t] = s.run(feeds, {c.y}, {}, &stats[t]).front();
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  int uploads = 0;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    if (errors[t]) std::rethrow_exception(errors[t]);
+    CHECK(values_of(results[t]) == expected);
+    uploads += static_cast<int>(stats[t].const_uploads);
+  }
+  CHECK(uploads == 2);  // w and b, once for the session, whichever thread came first
 }
