@@ -240,6 +240,7 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
       std::vector<std::unique_lock<std::mutex>> update_locks;
       for (const auto& name : step.locked_variables) update_locks.emplace_back(variables.update_mutex(name));
       values[n.id] = execute_kernel(call, std::move(inputs));
+      variables.publish_replaced();
     } catch (const Error& e) {
       throw Error(e.code(), with_node_name(e.what(), n.name));
     }

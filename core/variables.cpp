@@ -26,7 +26,20 @@ Tensor& VariableStore::get(std::string_view name) {
   // A view hands out its own copy of the handle: it shares the buffer, so in-place updates reach
   // the variable, and another run's set() cannot free or rewrite it under this run's kernel.
   std::lock_guard lock(mutex_);
-  return pinned_.emplace_back(std::move(value));
+  return pinned_.emplace_back(Pin{std::string(name), value, value}).handle;
+}
+
+void VariableStore::publish_replaced() {
+  std::lock_guard lock(mutex_);
+  for (; published_ < pinned_.size(); ++published_) {
+    const Pin& pin = pinned_[published_];
+    const bool replaced = !pin.handle.shares_buffer_with(pin.given) || pin.handle.dtype() != pin.given.dtype() ||
+                          pin.handle.shape() != pin.given.shape();
+    if (!replaced || owner_ == nullptr) continue;
+    std::lock_guard store_lock(owner_->mutex_);
+    auto it = owner_->values_.find(pin.name);
+    if (it != owner_->values_.end() && it->second.shares_buffer_with(pin.given)) it->second = pin.handle;
+  }
 }
 
 Tensor VariableStore::get_or_undefined(std::string_view name) const {

@@ -37,6 +37,9 @@ class VariableStore {
 
   // The store a single run hands its kernels: the same variables, with handles kept for the run.
   VariableStore run_view();
+  // In a run's view, after each step: a handle the kernel replaced through get()'s reference (a
+  // variable moved to the kernel's device) is stored, unless another run has set it meanwhile.
+  void publish_replaced();
   // The lock that use_locking updates of the variable hold; one per name, created on first use.
   std::mutex& update_mutex(std::string_view name);
 
@@ -48,11 +51,20 @@ class VariableStore {
   VariableStore& owner() { return owner_ ? *owner_ : *this; }
   const VariableStore& owner() const { return owner_ ? *owner_ : *this; }
 
+  // A view's copy of a handle that get() gave out: `handle` is what the kernel holds, `given`
+  // what the store held then.
+  struct Pin {
+    std::string name;
+    Tensor given;
+    Tensor handle;
+  };
+
   VariableStore* owner_ = nullptr;  // set in a run's view: the session's store
-  mutable std::mutex mutex_;        // guards values_ and update_mutexes_ (or pinned_, in a view)
+  mutable std::mutex mutex_;        // guards values_ and update_mutexes_ (or the pins, in a view)
   std::map<std::string, Tensor, std::less<>> values_;
   std::map<std::string, std::unique_ptr<std::mutex>, std::less<>> update_mutexes_;
-  std::deque<Tensor> pinned_;  // a view's copies of the handles get() gave out (deque: stable)
+  std::deque<Pin> pinned_;  // deque: references to its elements stay valid as it grows
+  std::size_t published_ = 0;  // pins already looked at by publish_replaced
 };
 
 }  // namespace dagrad
