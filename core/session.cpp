@@ -256,9 +256,8 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
 }
 
 // The Const's own kernel makes the device copy, once per session: a backend keeps its say in how
-// a constant lands on its device.
-// Under the lock for the whole copy: concurrent runs wait for it rather than copy it twice. The
-// returned reference stays valid: map entries never move and are never erased.
+// a constant lands on its device. The lock is held for the whole copy, so concurrent runs wait for
+// it rather than copy twice; the reference stays valid, as map entries never move or go.
 const Tensor& Session::device_const(const Node& node, const KernelDef& kernel, RunStats& stats) {
   std::lock_guard lock(device_consts_mutex_);
   auto it = device_consts_.find(node.id);
