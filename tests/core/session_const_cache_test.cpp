@@ -2,6 +2,7 @@
 // device runtime (host memory posing as cuda:0) and a few kernels for it under their own backend.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <latch>
@@ -53,7 +54,11 @@ class FakeDeviceRuntime final : public DeviceRuntime {
  public:
   int device_count() const override { return 1; }
   Allocator& allocator(int) override { return allocator_; }
-  void copy(void* dst, Device, const void* src, Device, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  // Slow as a real device copy: threads sharing a session meet inside a Const's first upload.
+  void copy(void* dst, Device, const void* src, Device, std::size_t bytes) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::memcpy(dst, src, bytes);
+  }
   void synchronize(int) override {}
 
  private:
