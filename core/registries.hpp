@@ -17,6 +17,9 @@ struct Registries {
 // Explicit calls, not static initialisers, so that static linking keeps every registration.
 void register_all(Registries& registries);
 
+// Filled on first use by whichever thread comes first while the others wait (a function-local
+// static), so concurrent first use is safe. Lookups take no lock: add or replace entries (custom
+// ops, kernels, gradients) before other threads use the registries, as TF registers at startup.
 Registries& registries();
 
 }  // namespace dagrad

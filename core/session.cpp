@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "dagrad/core/execute.hpp"
 #include "dagrad/core/threading.hpp"
@@ -25,6 +26,9 @@ struct Session::Plan {
       const KernelDef* kernel;
     };
     std::vector<ConstInput> device_const_inputs;
+    // use_locking=true: the variables whose update locks the kernel holds, sorted (the one lock
+    // order, so that concurrent runs cannot deadlock) and without repeats.
+    std::vector<std::string> locked_variables;
   };
   std::vector<Step> steps;
   std::vector<int> nodes_needed;  // ids, for sizing value storage
@@ -33,7 +37,10 @@ struct Session::Plan {
 Session::Session(const Graph& graph, SessionOptions options) : graph_(&graph), options_(std::move(options)) {
   DeviceRuntime& runtime = device_runtime(options_.device);  // fails early: "no CUDA device available"
   if (options_.threads < 0) invalid_argument("Session: threads must be >= 0, got ", options_.threads);
-  if (options_.threads > 0) arena_ = std::make_unique<tbb::task_arena>(options_.threads);
+  if (options_.threads > 0) {
+    arena_ = std::make_unique<tbb::task_arena>(options_.threads);
+    arena_->initialize();  // now, not lazily by whichever of several running threads comes first
+  }
   stream_ = runtime.create_stream(options_.device.index);
 }
 
@@ -60,6 +67,47 @@ std::string variable_name(const Node& node) {
   }
   return node.name;
 }
+
+// The variables a use_locking=true step updates under their locks, in the one lock order.
+std::vector<std::string> locked_variables(const Node& node, const std::vector<std::string>& variable_names) {
+  auto it = node.attrs.find("use_locking");
+  const bool* use_locking = it == node.attrs.end() ? nullptr : std::get_if<bool>(&it->second);
+  if (use_locking == nullptr || !*use_locking) return {};
+  std::vector<std::string> names;
+  for (const auto& name : variable_names) {
+    if (!name.empty()) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+// Counts runs in flight, process-wide. The host allocator's peak is reset only by a run that
+// starts alone, so no run resets the peak that an overlapping run is measuring.
+class PeakWindow {
+ public:
+  PeakWindow() {
+    std::lock_guard lock(state().mutex);
+    if (state().runs++ == 0) host_allocator().reset_peak();
+  }
+  ~PeakWindow() {
+    std::lock_guard lock(state().mutex);
+    --state().runs;
+  }
+  PeakWindow(const PeakWindow&) = delete;
+  PeakWindow& operator=(const PeakWindow&) = delete;
+  std::int64_t peak() const { return host_allocator().stats().peak_bytes_in_use; }
+
+ private:
+  struct State {
+    std::mutex mutex;
+    int runs = 0;
+  };
+  static State& state() {
+    static auto* instance = new State();  // never destroyed: sessions may run at exit
+    return *instance;
+  }
+};
 
 }  // namespace
 
@@ -123,6 +171,7 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
       const_kernels.emplace(id, step.kernel);
     }
     if (n.def->outputs.size() == 1 && n.def->outputs[0].is_ref) step.variable_names.push_back(variable_name(n));
+    step.locked_variables = locked_variables(n, step.variable_names);
     plan->steps.push_back(std::move(step));
     plan->nodes_needed.push_back(id);
   }
@@ -142,9 +191,17 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
 
 const Session::Plan& Session::plan_for(const FeedMap& feeds, const std::vector<Output>& fetches,
                                        const std::vector<const Node*>& targets) {
-  auto& slot = plans_[plan_key(feeds, fetches, targets)];
-  if (!slot) slot = compile(feeds, fetches, targets);
-  return *slot;
+  const std::string key = plan_key(feeds, fetches, targets);
+  {
+    std::lock_guard lock(plans_mutex_);
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return *it->second;
+  }
+  // Compiled outside the lock, so that runs of other plans go on meanwhile. Two threads may
+  // compile the same plan at once; the first one cached wins, and cached plans never move.
+  std::unique_ptr<Plan> plan = compile(feeds, fetches, targets);
+  std::lock_guard lock(plans_mutex_);
+  return *plans_.try_emplace(key, std::move(plan)).first->second;
 }
 
 PlanInfo Session::plan_info(const FeedMap& feeds, const std::vector<Output>& fetches,
@@ -158,7 +215,8 @@ PlanInfo Session::plan_info(const FeedMap& feeds, const std::vector<Output>& fet
   return info;
 }
 
-std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, const std::vector<Output>& fetches) {
+std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, const std::vector<Output>& fetches,
+                                     VariableStore& variables, RunStats& stats) {
   std::map<int, std::vector<Tensor>> values;
   auto value_of = [&](const Output& out) -> Tensor {
     auto fed = feeds.find(out);
@@ -169,22 +227,25 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
     const Node& n = *step.node;
     if (step.host_const) {
       values[n.id] = {get_attr<Tensor>(n.attrs, "value")};
-      ++stats_.nodes_run;
+      ++stats.nodes_run;
       continue;
     }
     std::vector<Tensor> inputs;
     inputs.reserve(n.inputs.size());
     for (const auto& in : n.inputs) inputs.push_back(value_of(in));
-    for (const auto& c : step.device_const_inputs) inputs[c.input] = device_const(*c.node, *c.kernel);
-    KernelCall call{n.def, &n.attrs, n.name, &n.output_dtypes, step.kernel, options_.device, &variables_,
+    for (const auto& c : step.device_const_inputs) inputs[c.input] = device_const(*c.node, *c.kernel, stats);
+    KernelCall call{n.def, &n.attrs, n.name, &n.output_dtypes, step.kernel, options_.device, &variables,
                     step.variable_names, stream_};
     try {
+      std::vector<std::unique_lock<std::mutex>> update_locks;
+      for (const auto& name : step.locked_variables) update_locks.emplace_back(variables.update_mutex(name));
       values[n.id] = execute_kernel(call, std::move(inputs));
+      variables.publish_replaced();
     } catch (const Error& e) {
       throw Error(e.code(), with_node_name(e.what(), n.name));
     }
     for (const auto& out : step.release) values[out.node][static_cast<std::size_t>(out.index)] = Tensor();
-    ++stats_.nodes_run;
+    ++stats.nodes_run;
   }
   std::vector<Tensor> results;
   for (const auto& out : fetches) {
@@ -195,8 +256,10 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
 }
 
 // The Const's own kernel makes the device copy, once per session: a backend keeps its say in how
-// a constant lands on its device.
-const Tensor& Session::device_const(const Node& node, const KernelDef& kernel) {
+// a constant lands on its device. The lock is held for the whole copy, so concurrent runs wait for
+// it rather than copy twice; the reference stays valid, as map entries never move or go.
+const Tensor& Session::device_const(const Node& node, const KernelDef& kernel, RunStats& stats) {
+  std::lock_guard lock(device_consts_mutex_);
   auto it = device_consts_.find(node.id);
   if (it != device_consts_.end()) return it->second;
   KernelCall call{node.def, &node.attrs, node.name, &node.output_dtypes, &kernel, options_.device, &variables_, {},
@@ -207,12 +270,17 @@ const Tensor& Session::device_const(const Node& node, const KernelDef& kernel) {
   } catch (const Error& e) {
     throw Error(e.code(), with_node_name(e.what(), node.name));
   }
-  ++stats_.const_uploads;
+  ++stats.const_uploads;
   return device_consts_.emplace(node.id, std::move(value)).first->second;
 }
 
+RunStats Session::last_run_stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
 std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>& fetches,
-                                 const std::vector<const Node*>& targets) {
+                                 const std::vector<const Node*>& targets, RunStats* stats_out) {
   const std::int64_t copies_before = transfer_stats().host_to_device_copies;  // the feeds' count too
   FeedMap placed;
   for (const auto& [out, value] : feeds) {
@@ -229,15 +297,19 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
     placed.emplace(out, value.device() == options_.device ? value : value.to(options_.device));
   }
   const Plan& plan = plan_for(placed, fetches, targets);
-  stats_ = {};
-  host_allocator().reset_peak();
+  RunStats stats;
+  const PeakWindow window;
+  VariableStore variables = variables_.run_view();  // keeps this run's variable handles alive
   std::vector<Tensor> results;
-  auto body = [&] { results = execute(plan, placed, fetches); };
+  auto body = [&] { results = execute(plan, placed, fetches, variables, stats); };
   if (arena_) arena_->execute(body);
-  else default_arena().execute(body);
+  else default_arena().execute(body);  // a handle: set_num_threads cannot pull it from under us
   if (!options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
-  stats_.peak_bytes_in_use = host_allocator().stats().peak_bytes_in_use;
-  stats_.host_to_device_copies = transfer_stats().host_to_device_copies - copies_before;
+  stats.peak_bytes_in_use = window.peak();
+  stats.host_to_device_copies = transfer_stats().host_to_device_copies - copies_before;
+  if (stats_out != nullptr) *stats_out = stats;
+  std::lock_guard lock(stats_mutex_);
+  stats_ = stats;
   return results;
 }
 

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,13 @@ struct SessionOptions {
 
 using FeedMap = std::map<Output, Tensor>;
 
+// What one run did. The memory and copy counts are process-wide: runs that overlap it (of any
+// session, and eager ops) count in them too.
 struct RunStats {
   int nodes_run = 0;
-  std::int64_t peak_bytes_in_use = 0;  // host allocator peak during the run
+  // The host allocator's peak while the run lasted; exact when no other run overlaps it, else the
+  // peak since the oldest of the overlapping runs began.
+  std::int64_t peak_bytes_in_use = 0;
   // Host -> device copies made while the run lasted (transfer_stats(), so process-wide), and of
   // them the Const values this session copied to its device: only on a Const's first use.
   std::int64_t host_to_device_copies = 0;
@@ -39,6 +44,11 @@ struct PlanInfo {
   std::vector<std::vector<Output>> released_after;  // per step: outputs freed after it runs
 };
 
+// Thread safety: several threads may call run() (and plan_info) on one session at once, as with
+// TF's Session::Run. Each run has its own values and statistics; the plan cache, the device
+// constants and the variable store are shared under locks, and runs of cached plans proceed in
+// parallel. Variables follow TF's rules for concurrent updates (see VariableStore). The graph must
+// not grow while runs are in progress.
 class Session {
  public:
   explicit Session(const Graph& graph, SessionOptions options = {});
@@ -46,14 +56,16 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Runs what `fetches` and `targets` need; returns the fetched values on the host.
+  // Runs what `fetches` and `targets` need; returns the fetched values on the host. `stats`, if
+  // given, receives this run's statistics (what last_run_stats() cannot promise under threads).
   std::vector<Tensor> run(const FeedMap& feeds, const std::vector<Output>& fetches,
-                          const std::vector<const Node*>& targets = {});
+                          const std::vector<const Node*>& targets = {}, RunStats* stats = nullptr);
   Tensor run(const FeedMap& feeds, Output fetch) { return run(feeds, std::vector<Output>{fetch}).front(); }
 
   VariableStore& variables() { return variables_; }
   const SessionOptions& options() const { return options_; }
-  const RunStats& last_run_stats() const { return stats_; }
+  // The statistics of the run that completed last (failed runs leave them unchanged).
+  RunStats last_run_stats() const;
   PlanInfo plan_info(const FeedMap& feeds, const std::vector<Output>& fetches,
                      const std::vector<const Node*>& targets = {});
 
@@ -63,18 +75,22 @@ class Session {
                        const std::vector<const Node*>& targets);
   std::unique_ptr<Plan> compile(const FeedMap& feeds, const std::vector<Output>& fetches,
                                 const std::vector<const Node*>& targets) const;
-  std::vector<Tensor> execute(const Plan& plan, const FeedMap& feeds, const std::vector<Output>& fetches);
-  const Tensor& device_const(const Node& node, const KernelDef& kernel);
+  std::vector<Tensor> execute(const Plan& plan, const FeedMap& feeds, const std::vector<Output>& fetches,
+                              VariableStore& variables, RunStats& stats);
+  const Tensor& device_const(const Node& node, const KernelDef& kernel, RunStats& stats);
 
   const Graph* graph_;
   SessionOptions options_;
   VariableStore variables_;
+  std::mutex plans_mutex_;  // guards plans_; a Plan never changes once cached
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   std::unique_ptr<tbb::task_arena> arena_;
-  RunStats stats_;
+  mutable std::mutex stats_mutex_;
+  RunStats stats_;  // the last completed run's
   void* stream_ = nullptr;  // the device runtime's queue for this session (CUDA), else null
   // Device sessions: each Const node's value on the device (by node id), copied on first use.
   // A Const never changes, so a training step copies only its feeds and fetches.
+  std::mutex device_consts_mutex_;  // held while a copy is made: each Const is copied once
   std::map<int, Tensor> device_consts_;
 };
 

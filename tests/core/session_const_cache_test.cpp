@@ -2,8 +2,14 @@
 // device runtime (host memory posing as cuda:0) and a few kernels for it under their own backend.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstring>
+#include <exception>
+#include <latch>
+#include <mutex>
 #include <new>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include <dagrad/dagrad.hpp>
@@ -17,23 +23,30 @@ using namespace dagrad;
 constexpr const char* kFake = "fake-device";
 
 // Host memory that says it lives on cuda:0; counts what it holds so the test sees the cache go.
+// Locked like a real allocator: sessions may allocate from several threads.
 class FakeDeviceAllocator final : public Allocator {
  public:
   Device device() const override { return Device::cuda(); }
   void* allocate(std::size_t bytes) override {
+    std::lock_guard lock(mutex_);
     stats_.bytes_in_use += static_cast<std::int64_t>(bytes);
     ++stats_.fresh_allocations;
     return ::operator new (bytes == 0 ? 1 : bytes, std::align_val_t{64});
   }
   void deallocate(void* ptr, std::size_t bytes) override {
+    std::lock_guard lock(mutex_);
     stats_.bytes_in_use -= static_cast<std::int64_t>(bytes);
     ::operator delete (ptr, std::align_val_t{64});
   }
-  AllocatorStats stats() const override { return stats_; }
+  AllocatorStats stats() const override {
+    std::lock_guard lock(mutex_);
+    return stats_;
+  }
   void reset_peak() override {}
   void release_cached() override {}
 
  private:
+  mutable std::mutex mutex_;
   AllocatorStats stats_;
 };
 
@@ -41,7 +54,11 @@ class FakeDeviceRuntime final : public DeviceRuntime {
  public:
   int device_count() const override { return 1; }
   Allocator& allocator(int) override { return allocator_; }
-  void copy(void* dst, Device, const void* src, Device, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  // Slow as a real device copy: threads sharing a session meet inside a Const's first upload.
+  void copy(void* dst, Device, const void* src, Device, std::size_t bytes) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::memcpy(dst, src, bytes);
+  }
   void synchronize(int) override {}
 
  private:
@@ -66,6 +83,12 @@ class FakeCudaScope {
   DeviceRuntime* previous_;
 };
 
+// What a kernel expects, checked without Catch2's assertions, which are not thread-safe: threads
+// share a session in the last test. The exception fails the run, and so the test.
+void expect(bool ok, const char* what) {
+  if (!ok) throw std::logic_error(what);
+}
+
 // Float32 kernels on the fake device for the ops the test graph uses; the fake's memory is host
 // memory, so they read raw pointers. Registered once, under a backend no real session asks for.
 void register_fake_kernels() {
@@ -82,14 +105,14 @@ void register_fake_kernels() {
              const auto* x = static_cast<const float*>(c.input(0).raw_data());
              const auto* y = static_cast<const float*>(c.input(1).raw_data());
              Tensor& out = c.allocate_output(0);
-             REQUIRE(c.input(0).shape() == c.input(1).shape());
-             REQUIRE(!c.input(0).device().is_cpu());  // inputs reach the kernel on the device
-             REQUIRE(!c.input(1).device().is_cpu());
+             expect(c.input(0).shape() == c.input(1).shape(), "AddV2: same shapes");
+             expect(!c.input(0).device().is_cpu(), "inputs reach the kernel on the device");
+             expect(!c.input(1).device().is_cpu(), "inputs reach the kernel on the device");
              auto* z = static_cast<float*>(out.raw_data());
              for (std::int64_t i = 0; i < out.num_elements(); ++i) z[i] = x[i] + y[i];
            }});
     r.add({"Reshape", cuda, DType::Float32, kFake, -100, [](KernelContext& c) {
-             REQUIRE(c.input(1).device().is_cpu());  // the shape is read on the host
+             expect(c.input(1).device().is_cpu(), "the shape is read on the host");
              c.set_output(0, c.input(0).reshaped(c.output_shape(0)));
            }});
     return true;
@@ -162,4 +185,38 @@ TEST_CASE("a CPU session copies nothing and hands out a Const's own value", "[se
     CHECK(s.last_run_stats().host_to_device_copies == 0);
     CHECK(out[1].shares_buffer_with(get_attr<Tensor>(c.g.node(c.w.node).attrs, "value")));
   }
+}
+
+TEST_CASE("threads sharing a device session copy each Const once between them", "[session][threads]") {
+  register_fake_kernels();
+  FakeCudaScope scope;
+  ConstGraph c;
+  const FeedMap feeds{{c.x, Tensor::from_values<float>(Shape{2, 3}, {10, 20, 30, 40, 50, 60})}};
+  Session cpu(c.g);
+  const std::vector<float> expected = values_of(cpu.run(feeds, c.y));
+  Session s(c.g, {.device = Device::cuda(), .backend = kFake});
+  constexpr int kThreads = 4;
+  std::vector<Tensor> results(kThreads);
+  std::vector<RunStats> stats(kThreads);
+  std::vector<std::exception_ptr> errors(kThreads);
+  std::latch start(kThreads);  // released together: all of them meet the Consts' first use
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      start.arrive_and_wait();
+      try {
+        results[t] = s.run(feeds, {c.y}, {}, &stats[t]).front();
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  int uploads = 0;
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    if (errors[t]) std::rethrow_exception(errors[t]);
+    CHECK(values_of(results[t]) == expected);
+    uploads += static_cast<int>(stats[t].const_uploads);
+  }
+  CHECK(uploads == 2);  // w and b, once for the session, whichever thread came first
 }
