@@ -7,6 +7,7 @@
 #include "dagrad/core/error.hpp"
 #include "dagrad/core/graph.hpp"
 #include "dagrad/core/memory_limit.hpp"
+#include "dagrad/core/program.hpp"
 #include "dagrad/core/npy.hpp"
 #include "dagrad/core/registries.hpp"
 #include "dagrad/core/session.hpp"

@@ -310,21 +310,10 @@ int main(int argc, char** argv) {
     setenv("OMP_WAIT_POLICY", "passive", 1);
     execv("/proc/self/exe", argv);  // returns only on failure: then run with the default policy
   }
-  try {
+  return dagrad::run_main([&] {
     BenchArgs args;
     if (const auto status = parse_args(argc, argv, args)) return *status;
     run(args);
-    // Output that could not be written (a full disk, a closed pipe) is an error, not a success.
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      std::fprintf(stderr, "error: cannot write the output\n");
-      return 1;
-    }
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  } catch (...) {
-    std::fprintf(stderr, "error: unknown exception\n");
-    return 1;
-  }
+    return dagrad::kExitSuccess;
+  });
 }

@@ -121,7 +121,7 @@ void run_benchmark(int iterations, bool nchw) {
 
 int main(int argc, char** argv) {
   constexpr const char* kUsage = "dagrad_cuda_conv_bench [iterations] [nhwc|nchw]   (default 10, nhwc)";
-  try {
+  return dagrad::run_main([&] {
     if (argc > 3) return dagrad_bench::usage_error("too many arguments", kUsage);
     const std::string count = argc > 1 ? argv[1] : "10", layout = argc > 2 ? argv[2] : "nhwc";
     const auto iterations = dagrad_bench::parse_int(count, 1, 1'000'000);
@@ -137,17 +137,6 @@ int main(int argc, char** argv) {
     } else {
       run_benchmark(static_cast<int>(*iterations), layout == "nchw");
     }
-    // Output that could not be written (a full disk, a closed pipe) is an error, not a success.
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-      std::fprintf(stderr, "error: cannot write the output\n");
-      return 1;
-    }
-    return 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
-  } catch (...) {
-    std::fprintf(stderr, "error: unknown exception\n");
-    return 1;
-  }
+    return dagrad::kExitSuccess;
+  });
 }

@@ -15,6 +15,7 @@
 #include <new>
 
 #include "dagrad/core/error.hpp"
+#include "dagrad/core/program.hpp"
 #include "dagrad/tools/command.hpp"
 
 #define DAGRAD_CLI_SUBCOMMANDS(X) \
@@ -33,8 +34,7 @@ namespace {
 
 using dagrad::cli::Subcommand;
 
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
+using dagrad::kExitUsage;
 
 int usage_error(const std::string& message, const Subcommand* command, const std::string& program_usage) {
   std::cerr << "error: " << message << "\n"
@@ -87,32 +87,8 @@ int run(int argc, char** argv) {
   }
 }
 
-// A result that did not reach standard output (a full disk, a closed pipe) is a failure, whatever
-// printed it: the subcommand, --help, or a usage message's caller.
-int checked_stdout(int status) {
-  errno = 0;
-  std::cout.flush();
-  if (std::cout && std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
-  const int error = errno;
-  const std::string reason = error ? std::string(": ") + std::strerror(error) : "";
-  std::cerr << "error: cannot write to standard output" << reason << "\n";
-  return status == 0 ? kExitError : status;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Nothing escapes: every failure is one "error: ..." line and an exit status, never a trace.
-  try {
-    return checked_stdout(run(argc, argv));
-  } catch (const dagrad::Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-  } catch (const std::bad_alloc&) {
-    std::cerr << "error: out of memory\n";
-  } catch (const std::exception& e) {
-    std::cerr << "error: internal error: " << e.what() << "\n";
-  } catch (...) {
-    std::cerr << "error: internal error: unknown exception\n";
-  }
-  return kExitError;
+  return dagrad::run_main([&] { return run(argc, argv); });
 }

@@ -173,21 +173,9 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
+  return dagrad::run_main([&] {
     Options o;
     if (const auto status = train_cnn::parse_options(argc, argv, o)) return *status;
-    const int status = run(o);
-    // Output that could not be written (a full disk, a closed pipe) is an error, not a success.
-    if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout.flush()) {
-      std::cerr << "error: cannot write the output\n";
-      return 1;
-    }
-    return status;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
-  } catch (...) {
-    std::cerr << "error: unknown exception\n";
-    return 1;
-  }
+    return run(o);
+  });
 }

@@ -17,6 +17,6 @@ TEST_CASE("examples: demo and gradcheck succeed, and fail when stdout is full", 
     if (!fs::exists("/dev/full")) continue;
     const Result full = run_program(program, {}, dir.path, "/dev/full");
     CHECK(full.status == 1);
-    CHECK_THAT(full.err, Contains("error: cannot write the output"));
+    CHECK_THAT(full.err, Contains("error: cannot write to standard output"));
   }
 }

@@ -77,5 +77,5 @@ TEST_CASE("train_cnn: output that cannot be written is an error, not a success",
   check_error(train_cnn(args, dir), "/dev/full");
   args = tiny;
   args.insert(args.end(), {"--plot", ""});
-  check_error(train_cnn(args, dir, "/dev/full"), "cannot write the output");
+  check_error(train_cnn(args, dir, "/dev/full"), "cannot write to standard output");
 }
