@@ -4,6 +4,7 @@
 import gzip
 import os
 import struct
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -53,23 +54,27 @@ def idx_seeds():
 SEP = b"\n--next-file--\n"
 
 
-def manifest(kernel_shape, bias_dtype="float32"):
-    return ('{"format_version": 1, "step": 3, "variables": ['
-            '{"name": "dense/kernel", "file": "dense/kernel.npy", "dtype": "float32", "shape": %s}, '
-            '{"name": "dense/bias", "file": "dense/bias.npy", "dtype": "%s", "shape": [3]}]}'
-            % (list(kernel_shape), bias_dtype)).encode()
+def manifest(kernel, bias, kernel_shape, bias_dtype="bfloat16"):
+    """core/CHECKPOINT.md's manifest for dense/kernel (float) and dense/bias, given their files."""
+    def entry(name, data, dtype, shape):
+        return ('{"name": "%s", "file": "%s.npy", "dtype": "%s", "shape": %s, "bytes": %d, "crc32": %d}'
+                % (name, name, dtype, list(shape), len(data), zlib.crc32(data)))
+    return ('{"format": "dagrad checkpoint", "version": 1, "step": 3, "metadata": {"epoch": "1"}, '
+            '"variables": [%s, %s]}' % (entry("dense/kernel", kernel, "float", kernel_shape),
+                                        entry("dense/bias", bias, bias_dtype, (3,)))).encode()
 
 
 def checkpoint_seeds():
     kernel = npy("<f4", (2, 3), struct.pack("<6f", 1, 2, 3, 4, 5, 6))
     bias = npy("<f4", (3,), struct.pack("<3f", 0.5, -0.5, 0))
-    write("fuzz_checkpoint", "valid", manifest((2, 3)) + SEP + kernel + SEP + bias)
+    write("fuzz_checkpoint", "valid", manifest(kernel, bias, (2, 3)) + SEP + kernel + SEP + bias)
+    transposed = npy("<f4", (3, 2), struct.pack("<6f", *range(6)))
     write("fuzz_checkpoint", "kernel_transposed",
-          manifest((3, 2)) + SEP + npy("<f4", (3, 2), struct.pack("<6f", *range(6))) + SEP + bias)
-    write("fuzz_checkpoint", "bias_float64",
-          manifest((2, 3), "float64") + SEP + kernel + SEP + npy("<f8", (3,), struct.pack("<3d", 1, 2, 3)))
-    write("fuzz_checkpoint", "bias_missing", manifest((2, 3)) + SEP + kernel)
-    write("fuzz_checkpoint", "kernel_truncated", manifest((2, 3)) + SEP + kernel[:-4] + SEP + bias)
+          manifest(transposed, bias, (3, 2)) + SEP + transposed + SEP + bias)
+    bias64 = npy("<f8", (3,), struct.pack("<3d", 1, 2, 3))
+    write("fuzz_checkpoint", "bias_float64", manifest(kernel, bias64, (2, 3), "double") + SEP + kernel + SEP + bias64)
+    write("fuzz_checkpoint", "bias_missing", manifest(kernel, bias, (2, 3)) + SEP + kernel)
+    write("fuzz_checkpoint", "kernel_truncated", manifest(kernel, bias, (2, 3)) + SEP + kernel[:-4] + SEP + bias)
 
 
 def attrs_seeds():
