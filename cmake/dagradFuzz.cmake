@@ -16,7 +16,8 @@ if(DAGRAD_FUZZ)
   # target -> extra sources (fuzz_attrs parses --attr arguments with the CLI's own code).
   set(DAGRAD_FUZZ_TARGETS fuzz_npy fuzz_idx fuzz_checkpoint fuzz_attrs fuzz_ops)
   set(DAGRAD_FUZZ_EXTRA_fuzz_attrs ${CMAKE_CURRENT_SOURCE_DIR}/tools/attr_args.cpp
-                                   ${CMAKE_CURRENT_SOURCE_DIR}/tools/input_spec.cpp)
+                                   ${CMAKE_CURRENT_SOURCE_DIR}/tools/input_spec.cpp
+                                   ${CMAKE_CURRENT_SOURCE_DIR}/tools/option_checks.cpp)
   # A target's first saved crash creates its regressions folder: the glob re-runs cmake for it.
   file(GLOB DAGRAD_FUZZ_INPUT_DIRS LIST_DIRECTORIES true CONFIGURE_DEPENDS
        ${DAGRAD_FUZZ_DIR}/corpus/* ${DAGRAD_FUZZ_DIR}/regressions/*)
