@@ -176,7 +176,14 @@ void ShapeContext::require_rank(int i, int rank) const {
   }
 }
 
-void ShapeContext::set_output(int i, Shape shape) { outputs_.at(static_cast<std::size_t>(i)) = std::move(shape); }
+void ShapeContext::set_output(int i, Shape shape) {
+  constexpr int kMaxRank = 254;  // TensorFlow's TensorShape::MaxDimensions()
+  if (shape.rank() > kMaxRank) {
+    invalid_argument(op_name(), ": output ", i, " would have ", shape.rank(), " dimensions; a shape has at most ",
+                     kMaxRank);
+  }
+  outputs_.at(static_cast<std::size_t>(i)) = std::move(shape);
+}
 
 void OpRegistry::add(OpDef def) {
   if (ops_.count(def.name)) fail(Code::Internal, "op ", def.name, " registered twice");

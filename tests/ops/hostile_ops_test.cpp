@@ -191,3 +191,23 @@ TEST_CASE("hostile values are refused by name", "[hostile]") {
   require_error([&] { run_op("AvgPoolGrad", {Tensor::zeros(DType::Int32, Shape{3}), ramp(Shape{1, 1, 1, 1})}, pool); },
                 invalid, {"AvgPoolGrad: orig_input_shape must be 1-dimensional and 4 elements"});
 }
+
+TEST_CASE("a shape input cannot ask for more than 254 dimensions", "[hostile]") {
+  // Found by fuzz_attrs: an unknown shape vector of 222 million elements made BroadcastTo's shape
+  // function allocate 222 million dims before anything said no.
+  Graph g;
+  Output x = ops::placeholder(g, DType::Float32, Shape{2}, "x");
+  Output huge = ops::placeholder(g, DType::Int32, Shape{222337222}, "huge");
+  CHECK_THAT(error_of([&] { ops::broadcast_to(g, x, huge); }),
+             Catch::Contains("BroadcastTo: 'shape' has 222337222 elements, but a shape has at most 254 dimensions"));
+  CHECK_THAT(error_of([&] { ops::reshape(g, x, huge); }), Catch::Contains("at most 254 dimensions"));
+  Output rank_255 = ops::placeholder(g, DType::Int32, Shape{255}, "rank_255");
+  CHECK_THAT(error_of([&] { ops::broadcast_to(g, x, rank_255); }), Catch::Contains("at most 254 dimensions"));
+  Output rank_254 = ops::placeholder(g, DType::Int32, Shape{254}, "rank_254");
+  CHECK(g.node(ops::broadcast_to(g, x, rank_254).node).output_shapes[0].rank() == 254);
+}
+
+TEST_CASE("no op output has more than 254 dimensions", "[hostile]") {
+  const Tensor x = Tensor::zeros(DType::Float32, Shape(std::vector<std::int64_t>(255, 1)));
+  CHECK_THAT(error_of([&] { run_op("Neg", {x}); }), Catch::Contains("Neg: output 0 would have 255 dimensions"));
+}
