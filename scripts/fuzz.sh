@@ -19,6 +19,10 @@ limits=(-timeout=5 -rss_limit_mb=2048 -malloc_limit_mb=2048)
 artifacts="$build/fuzz-artifacts"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+# The file-based targets make scratch folders that a fuzzer stopped by -max_total_time cannot
+# remove: keep them inside $work.
+export TMPDIR="$work/tmp"
+mkdir -p "$TMPDIR"
 
 # Prints the last lines of a libFuzzer log and where the failing input was written.
 report_failure() {

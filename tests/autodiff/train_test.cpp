@@ -10,6 +10,7 @@
 #include <dagrad/core/checkpoint.hpp>
 
 #include "support/small_cnn.hpp"
+#include "support/temp_dir.hpp"
 
 using namespace dagrad;
 namespace fs = std::filesystem;
@@ -18,14 +19,7 @@ namespace {
 
 using Model = testing::SmallCnn;
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("dagrad_train_test_" + std::to_string(getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using dagrad::testing::TempDir;
 
 bool have_data() { return fs::exists(fs::path(kFashionMnistDir) / "t10k-images-idx3-ubyte.gz"); }
 

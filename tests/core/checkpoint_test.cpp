@@ -15,25 +15,15 @@
 #include <dagrad/dagrad.hpp>
 #include <dagrad/ops/layers.hpp>
 
+#include "support/temp_dir.hpp"
+
 using namespace dagrad;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("dagrad_checkpoint_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using dagrad::testing::TempDir;
 
 std::string read_all(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -13,23 +13,14 @@
 #include <dagrad/core/dataset.hpp>
 #include <dagrad/core/idx.hpp>
 
+#include "support/temp_dir.hpp"
+
 using namespace dagrad;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() / ("dagrad_idx_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using dagrad::testing::TempDir;
 
 // An IDX byte string: type 0x08 with the given dims and byte values.
 std::string idx_bytes(std::vector<std::uint32_t> dims, const std::vector<unsigned char>& data) {
