@@ -2,9 +2,9 @@
 #include "dagrad/core/device.hpp"
 
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <cstring>
-#include <utility>
 
 #include "dagrad/core/allocator.hpp"
 #include "dagrad/core/error.hpp"
@@ -22,10 +22,16 @@ class CpuRuntime final : public DeviceRuntime {
   void synchronize(int) override {}
 };
 
-std::array<DeviceRuntime*, 2>& runtimes() {
+// Atomic entries: a runtime may be plugged in while other threads look one up (the CUDA backend
+// registers itself lazily). Keeping a replaced runtime alive is the caller's job.
+std::array<std::atomic<DeviceRuntime*>, 2>& runtimes() {
   static CpuRuntime cpu;
-  static std::array<DeviceRuntime*, 2> table{&cpu, nullptr};
+  static std::array<std::atomic<DeviceRuntime*>, 2> table{&cpu, nullptr};
   return table;
+}
+
+DeviceRuntime* runtime_of(Device::Kind kind) {
+  return runtimes()[static_cast<std::size_t>(kind)].load(std::memory_order_acquire);
 }
 
 }  // namespace
@@ -53,16 +59,16 @@ std::ostream& operator<<(std::ostream& out, const Device& device) { return out <
 std::string_view device_kind_name(Device::Kind kind) { return kind == Device::Kind::CPU ? "cpu" : "cuda"; }
 
 DeviceRuntime* register_device_runtime(Device::Kind kind, DeviceRuntime* runtime) {
-  return std::exchange(runtimes()[static_cast<std::size_t>(kind)], runtime);
+  return runtimes()[static_cast<std::size_t>(kind)].exchange(runtime, std::memory_order_acq_rel);
 }
 
 bool device_available(Device device) {
-  DeviceRuntime* runtime = runtimes()[static_cast<std::size_t>(device.kind)];
+  DeviceRuntime* runtime = runtime_of(device.kind);
   return runtime != nullptr && device.index >= 0 && device.index < runtime->device_count();
 }
 
 DeviceRuntime& device_runtime(Device device) {
-  DeviceRuntime* runtime = runtimes()[static_cast<std::size_t>(device.kind)];
+  DeviceRuntime* runtime = runtime_of(device.kind);
   if (device.kind == Device::Kind::CUDA && (runtime == nullptr || runtime->device_count() == 0)) {
     fail(Code::NotFound, "no CUDA device available (asked for ", device.to_string(), ")");
   }

@@ -46,7 +46,8 @@ class DeviceRuntime {
 };
 
 // Returns the runtime it replaces (null if none), so a test can plug in a fake and put it back.
-// Not synchronised with running sessions: (un)plug only while no thread uses the device.
+// The swap is atomic (safe while other threads look runtimes up), but a runtime that sessions
+// still use must outlive them: unplug one only while no thread uses its device.
 DeviceRuntime* register_device_runtime(Device::Kind kind, DeviceRuntime* runtime);
 // The runtime for `device`; throws NotFound ("no CUDA device available") when there is none.
 DeviceRuntime& device_runtime(Device device);

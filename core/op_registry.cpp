@@ -177,10 +177,9 @@ void ShapeContext::require_rank(int i, int rank) const {
 }
 
 void ShapeContext::set_output(int i, Shape shape) {
-  constexpr int kMaxRank = 254;  // TensorFlow's TensorShape::MaxDimensions()
-  if (shape.rank() > kMaxRank) {
+  if (shape.rank() > Shape::kMaxRank) {
     invalid_argument(op_name(), ": output ", i, " would have ", shape.rank(), " dimensions; a shape has at most ",
-                     kMaxRank);
+                     Shape::kMaxRank);
   }
   outputs_.at(static_cast<std::size_t>(i)) = std::move(shape);
 }

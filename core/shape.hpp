@@ -14,6 +14,9 @@ namespace dagrad {
 class Shape {
  public:
   static constexpr std::int64_t kUnknown = -1;
+  // The most dimensions a shape may have (TensorFlow's TensorShape::MaxDimensions()). Shape
+  // functions enforce it, so no op output (and no dims list built from a shape input) exceeds it.
+  static constexpr int kMaxRank = 254;
 
   Shape() = default;
   Shape(std::initializer_list<std::int64_t> dims) : dims_(dims) {}

@@ -156,7 +156,12 @@ void append_value(std::string& out, T value) {
   if constexpr (std::is_same_v<T, bool>) {
     out += value ? "true" : "false";
     return;
-  } else if constexpr (std::is_integral_v<T> || std::is_floating_point_v<T>) {
+  } else if constexpr (std::is_integral_v<T>) {
+    end = std::to_chars(text, text + sizeof text, value).ptr;
+  } else if (std::isnan(static_cast<double>(widen<T>(value)))) {
+    out += "nan";  // as numpy prints it: x86's default NaN has its sign bit set ("-nan")
+    return;
+  } else if constexpr (std::is_floating_point_v<T>) {
     end = std::to_chars(text, text + sizeof text, value).ptr;
   } else {  // half, bfloat16: no std::to_chars of their own
     const float wide = static_cast<float>(widen<T>(value));

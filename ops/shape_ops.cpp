@@ -12,7 +12,6 @@ namespace {
 
 const std::vector<DType> kAll(std::begin(kAllDTypes), std::end(kAllDTypes));
 const std::vector<DType> kIndex = {DType::Int32, DType::Int64};
-constexpr std::int64_t kMaxRank = 254;  // TensorFlow's TensorShape::MaxDimensions()
 
 // The values as given: Shape::to_string would print a negative one as "?".
 std::string dims_string(const std::vector<std::int64_t>& dims) {
@@ -36,8 +35,8 @@ std::int64_t known_length(ShapeContext& c, int i, std::string_view what) {
                      " must be known when the graph is built (the result's rank depends on it)");
   }
   // Checked before the result's dims are allocated: a few bytes of graph could ask for a huge rank.
-  if (n > kMaxRank) {
-    invalid_argument(c.op_name(), ": ", what, " has ", n, " elements, but a shape has at most ", kMaxRank,
+  if (n > Shape::kMaxRank) {
+    invalid_argument(c.op_name(), ": ", what, " has ", n, " elements, but a shape has at most ", Shape::kMaxRank,
                      " dimensions");
   }
   return n;

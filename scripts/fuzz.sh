@@ -3,7 +3,8 @@
 # UBSan: first each saved crash (tests/fuzz/regressions/<target>/) once, then fuzzing from a copy of
 # the seed corpus (the repository is never written). Prints executions/s and coverage per target;
 # exits 1 on any crash, sanitizer report, leak, timeout or out-of-memory, naming the input's file.
-# Usage: scripts/fuzz.sh BUILD_DIR [TOTAL_SECONDS (default 60, shared evenly by the targets)]
+# Usage: scripts/fuzz.sh BUILD_DIR [TOTAL_SECONDS (default 60 of fuzzing, shared evenly by the targets,
+#        which run side by side, one per core)]
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:?usage: scripts/fuzz.sh BUILD_DIR [TOTAL_SECONDS]}" && pwd)"
@@ -35,46 +36,62 @@ report_failure() {
 # "NAME VALUE" from libFuzzer's -print_final_stats lines, e.g. stat::average_exec_per_sec.
 final_stat() { sed -n "s/^stat::$1: *//p" "$2" | tail -n 1; }
 
-failed=0
-printf '%-16s %-8s %10s %8s %7s %7s %7s %8s\n' target status executions exec/s cov ft corpus rss_mb
-for name in "${targets[@]}"; do
-  fuzzer="$build/tests/fuzz/$name"
-  if [ ! -x "$fuzzer" ]; then
-    echo "fuzz: $fuzzer is missing (configure with CXX=clang++ -DDAGRAD_SANITIZE=ON -DDAGRAD_FUZZ=ON)" >&2
-    exit 1
-  fi
+# One target: its saved crashes, then timed fuzzing; leaves its table row (and "failed" when it
+# failed) in $work/NAME/.
+fuzz_target() {
+  local name="$1" fuzzer="$build/tests/fuzz/$1" log="$artifacts/$1/fuzz.log"
   mkdir -p "$artifacts/$name" "$work/$name/corpus"
-  log="$artifacts/$name/fuzz.log"
 
   # 1. The saved crashes, each executed once (files given to a fuzzer are run, not fuzzed).
-  regressions=("$root/tests/fuzz/regressions/$name"/*)
-  if [ -e "${regressions[0]}" ]; then
-    if ! "$fuzzer" "${limits[@]}" "${regressions[@]}" >"$log" 2>&1; then
-      printf '%-16s %-8s\n' "$name" "REGRESSED"
-      report_failure "$name" "$log"
-      failed=1
-      continue
-    fi
+  local regressions=("$root/tests/fuzz/regressions/$name"/*)
+  if [ -e "${regressions[0]}" ] && ! "$fuzzer" "${limits[@]}" "${regressions[@]}" >"$log" 2>&1; then
+    printf '%-16s %-8s\n' "$name" "REGRESSED" >"$work/$name/row"
+    touch "$work/$name/failed"
+    return
   fi
 
   # 2. Timed fuzzing from a copy of the seeds (new inputs go to the copy).
   [ -d "$root/tests/fuzz/corpus/$name" ] && cp "$root/tests/fuzz/corpus/$name"/* "$work/$name/corpus/"
-  dict=()
+  local dict=()
   [ -f "$root/tests/fuzz/$name.dict" ] && dict=(-dict="$root/tests/fuzz/$name.dict")
   "$fuzzer" "${limits[@]}" "${dict[@]}" -max_total_time="$per_target" -print_final_stats=1 \
     -artifact_prefix="$artifacts/$name/" "$work/$name/corpus" >"$log" 2>&1
-  status=$?
+  local status=$?
+  local coverage cov ft corpus result=ok
   coverage="$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -n 1)"
   cov="$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$coverage")"
   ft="$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$coverage")"
   corpus="$(sed -n 's/.*corp: \([0-9]*\).*/\1/p' <<<"$coverage")"
-  result=ok
-  [ "$status" -eq 0 ] || result=FAILED
+  [ "$status" -eq 0 ] || { result=FAILED; touch "$work/$name/failed"; }
   printf '%-16s %-8s %10s %8s %7s %7s %7s %8s\n' "$name" "$result" \
     "$(final_stat number_of_executed_units "$log")" "$(final_stat average_exec_per_sec "$log")" \
-    "${cov:--}" "${ft:--}" "${corpus:--}" "$(final_stat peak_rss_mb "$log")"
-  if [ "$status" -ne 0 ]; then
-    report_failure "$name" "$log"
+    "${cov:--}" "${ft:--}" "${corpus:--}" "$(final_stat peak_rss_mb "$log")" >"$work/$name/row"
+}
+
+for name in "${targets[@]}"; do
+  if [ ! -x "$build/tests/fuzz/$name" ]; then
+    echo "fuzz: $build/tests/fuzz/$name is missing (configure with CXX=clang++ -DDAGRAD_SANITIZE=ON -DDAGRAD_FUZZ=ON)" >&2
+    exit 1
+  fi
+done
+# One target per core at a time: the same fuzzing time per target, in less wall time.
+for name in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+  fuzz_target "$name" &
+done
+wait
+
+failed=0
+printf '%-16s %-8s %10s %8s %7s %7s %7s %8s\n' target status executions exec/s cov ft corpus rss_mb
+for name in "${targets[@]}"; do
+  if [ ! -e "$work/$name/row" ]; then
+    printf '%-16s %-8s\n' "$name" "NO RESULT"
+    failed=1
+    continue
+  fi
+  cat "$work/$name/row"
+  if [ -e "$work/$name/failed" ]; then
+    report_failure "$name" "$artifacts/$name/fuzz.log"
     failed=1
   fi
 done

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,8 +21,9 @@ struct Result {
   std::string out, err;
 };
 
+// A folder of this process's own: ctest runs the test cases as parallel processes.
 inline std::string path_in_dir(const std::string& name) {
-  const std::filesystem::path dir(DAGRAD_CLI_TEST_DIR);
+  const std::filesystem::path dir = std::filesystem::path(DAGRAD_CLI_TEST_DIR) / std::to_string(getpid());
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }

@@ -18,10 +18,12 @@ namespace dagrad::testing {
 
 namespace fs = std::filesystem;
 
-// A fresh directory under DAGRAD_EXAMPLE_TEST_DIR, removed at the end of the test.
+// A fresh directory under DAGRAD_EXAMPLE_TEST_DIR, removed at the end of the test; named after
+// the process too, since ctest runs the test cases as parallel processes.
 struct ExampleDir {
   fs::path path;
-  explicit ExampleDir(const std::string& name) : path(fs::path(DAGRAD_EXAMPLE_TEST_DIR) / name) {
+  explicit ExampleDir(const std::string& name)
+      : path(fs::path(DAGRAD_EXAMPLE_TEST_DIR) / (name + "-" + std::to_string(getpid()))) {
     fs::remove_all(path);
     fs::create_directories(path);
   }
