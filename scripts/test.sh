@@ -22,6 +22,9 @@ run_ctest() {
   (cd "$1" && ctest --output-on-failure --timeout 1500 -j "$jobs")
 }
 
+section "layering"
+"$root/scripts/check_layers.sh"
+
 if [ "$quick" = 0 ]; then
   section "sanitizer build (clang, with libFuzzer coverage)"
   asan="$root/build-asan"
