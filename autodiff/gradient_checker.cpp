@@ -44,7 +44,8 @@ std::vector<Output> checked_function(Graph& g, const Problem& p, const std::vect
   if (p.order == 1) return outs;
   std::vector<Output> weights, xs;
   for (std::size_t k = 0; k < outs.size(); ++k) {
-    weights.push_back(ops::constant(g, numeric ? p.weights[k].cast(DType::Float64) : p.weights[k].cast(outs[k].dtype())));
+    weights.push_back(
+        ops::constant(g, numeric ? p.weights[k].cast(DType::Float64) : p.weights[k].cast(outs[k].dtype())));
   }
   for (std::size_t i = 0; i < ins.size(); ++i) {
     if (p.checked[i]) xs.push_back(ins[i]);
@@ -131,7 +132,8 @@ Differences perturb(const Problem& p, Built& numeric, std::size_t i, std::int64_
     if (element >= 0) {
       v[element] += sign * h;
     } else {
-      for (std::int64_t e = 0; e < moved.num_elements(); ++e) v[e] += sign * h * (*direction)[static_cast<std::size_t>(e)];
+      for (std::int64_t e = 0; e < moved.num_elements(); ++e)
+        v[e] += sign * h * (*direction)[static_cast<std::size_t>(e)];
     }
     feeds[numeric.inputs[i]] = moved;
     (sign > 0 ? d.plus : d.minus) = run_outputs(numeric, feeds);

@@ -26,7 +26,7 @@ struct GradCheckOptions {
   double atol = 0;
   double rtol = 0;
   std::string backend = "reference";  // kernels to run: "reference" (the oracle) or "" (fastest)
-  Device device = Device::cpu();       // where both sides run
+  Device device = Device::cpu();      // where both sides run
   // Names of the inputs to check (empty: every floating input); the others are held constant.
   // An input whose Jacobian is zero by design (ReluGrad's features) must be left out: the
   // checker fails a check that would pass vacuously.
@@ -55,18 +55,18 @@ struct InputCheck {
   std::int64_t input_index = -1;
   std::int64_t output_index = -1;
   double numeric = 0, symbolic = 0, abs_error = 0, rel_error = 0, tolerance = 0;
-  double max_abs_numeric = 0;        // scale of the Jacobian (or of the directional derivatives)
-  std::int64_t perturbations = 0;    // finite differences taken
-  std::int64_t changed_output = 0;   // of which changed the output at all
-  std::string message;               // why it failed, or a note
+  double max_abs_numeric = 0;       // scale of the Jacobian (or of the directional derivatives)
+  std::int64_t perturbations = 0;   // finite differences taken
+  std::int64_t changed_output = 0;  // of which changed the output at all
+  std::string message;              // why it failed, or a note
 
   bool ok() const { return status != Status::Failed; }
   std::string to_string() const;  // one line
 };
 
 struct GradCheckResult {
-  std::string what;  // the op, or "graph function"
-  GradCheckOptions options;  // with the defaults resolved
+  std::string what;              // the op, or "graph function"
+  GradCheckOptions options;      // with the defaults resolved
   DType dtype = DType::Invalid;  // the checked (first floating) dtype
   std::vector<InputCheck> inputs;
   bool passed = false;  // every input ok, and at least one Passed

@@ -15,20 +15,29 @@ namespace dagrad {
 // relative to the largest Jacobian entry (cancellation leaves errors of the terms' size).
 double default_step(DType dtype) {
   switch (dtype) {
-    case DType::Float64: return 1e-6;
-    case DType::Float32: return 1e-5;
+    case DType::Float64:
+      return 1e-6;
+    case DType::Float32:
+      return 1e-5;
     case DType::Half:
-    case DType::BFloat16: return 1e-4;
-    default: invalid_argument("gradcheck: ", dtype_name(dtype), " is not a floating dtype");
+    case DType::BFloat16:
+      return 1e-4;
+    default:
+      invalid_argument("gradcheck: ", dtype_name(dtype), " is not a floating dtype");
   }
 }
 double default_atol(DType dtype) {
   switch (dtype) {
-    case DType::Float64: return 1e-7;
-    case DType::Float32: return 1e-4;
-    case DType::Half: return 1e-2;
-    case DType::BFloat16: return 5e-2;
-    default: invalid_argument("gradcheck: ", dtype_name(dtype), " is not a floating dtype");
+    case DType::Float64:
+      return 1e-7;
+    case DType::Float32:
+      return 1e-4;
+    case DType::Half:
+      return 1e-2;
+    case DType::BFloat16:
+      return 5e-2;
+    default:
+      invalid_argument("gradcheck: ", dtype_name(dtype), " is not a floating dtype");
   }
 }
 double default_rtol(DType dtype) { return default_atol(dtype); }
@@ -59,10 +68,14 @@ std::string index_string(const Shape& shape, std::int64_t flat) {
 
 const char* status_name(InputCheck::Status s) {
   switch (s) {
-    case InputCheck::Status::Passed: return "PASS";
-    case InputCheck::Status::Failed: return "FAIL";
-    case InputCheck::Status::NoGradient: return "NO-GRADIENT";
-    case InputCheck::Status::Skipped: return "SKIPPED";
+    case InputCheck::Status::Passed:
+      return "PASS";
+    case InputCheck::Status::Failed:
+      return "FAIL";
+    case InputCheck::Status::NoGradient:
+      return "NO-GRADIENT";
+    case InputCheck::Status::Skipped:
+      return "SKIPPED";
   }
   return "?";
 }
@@ -108,7 +121,8 @@ Tensor random_tensor(DType dtype, const Shape& shape, std::uint64_t seed, double
   const auto u = random_doubles(t.num_elements(), seed);
   visit_floating(dtype, [&]<class T>() {
     T* p = t.data<T>();
-    for (std::int64_t i = 0; i < t.num_elements(); ++i) p[i] = narrow<T>(lo + (hi - lo) * (u[static_cast<std::size_t>(i)] + 1) / 2);
+    for (std::int64_t i = 0; i < t.num_elements(); ++i)
+      p[i] = narrow<T>(lo + (hi - lo) * (u[static_cast<std::size_t>(i)] + 1) / 2);
   });
   return t;
 }
@@ -117,8 +131,9 @@ std::string InputCheck::to_string() const {
   std::string line = str_cat(name, " ", dtype_name(dtype), shape.to_string(), ": ", status_name(status));
   if (status == Status::Skipped) return line + " (held constant)";
   if (input_index >= 0) {
-    line += output_index >= 0 ? str_cat(" worst ", name, index_string(shape, input_index), " -> output element ", output_index)
-                              : str_cat(" worst direction ", input_index);
+    line += output_index >= 0
+                ? str_cat(" worst ", name, index_string(shape, input_index), " -> output element ", output_index)
+                : str_cat(" worst direction ", input_index);
     line += str_cat(": numeric ", numeric, " symbolic ", symbolic, " abs ", abs_error, " rel ", rel_error, " (tol ",
                     tolerance, ")");
   }
@@ -129,10 +144,10 @@ std::string InputCheck::to_string() const {
 }
 
 std::string GradCheckResult::report() const {
-  std::string text = str_cat("gradcheck ", what, ": ", dtype_name(dtype), ", ",
-                             options.mode == GradCheckMode::Full ? "full" : "fast", " mode, order ", options.order,
-                             ", seed ", options.seed, ", step ", options.step, ", atol ", options.atol, ", rtol ",
-                             options.rtol, passed ? " - PASSED" : " - FAILED", "\n");
+  std::string text =
+      str_cat("gradcheck ", what, ": ", dtype_name(dtype), ", ", options.mode == GradCheckMode::Full ? "full" : "fast",
+              " mode, order ", options.order, ", seed ", options.seed, ", step ", options.step, ", atol ", options.atol,
+              ", rtol ", options.rtol, passed ? " - PASSED" : " - FAILED", "\n");
   for (const auto& c : inputs) text += "  " + c.to_string() + "\n";
   return text;
 }
@@ -141,12 +156,14 @@ namespace gradcheck {
 
 Problem make_problem(SidedFunction fn, const std::vector<Tensor>& inputs, const GradCheckOptions& options,
                      std::vector<std::string> names) {
-  if (options.order != 1 && options.order != 2) invalid_argument("gradcheck: order must be 1 or 2, got ", options.order);
+  if (options.order != 1 && options.order != 2)
+    invalid_argument("gradcheck: order must be 1 or 2, got ", options.order);
   if (options.directions < 1) invalid_argument("gradcheck: directions must be >= 1, got ", options.directions);
   if (names.empty()) {
     for (std::size_t i = 0; i < inputs.size(); ++i) names.push_back(str_cat("x", i));
   }
-  if (names.size() != inputs.size()) invalid_argument("gradcheck: ", names.size(), " names for ", inputs.size(), " inputs");
+  if (names.size() != inputs.size())
+    invalid_argument("gradcheck: ", names.size(), " names for ", inputs.size(), " inputs");
   Problem p{.fn = std::move(fn), .names = std::move(names), .backend = options.backend, .device = options.device};
   for (const Tensor& t : inputs) {
     if (!t.defined()) invalid_argument("gradcheck: an input is an undefined tensor");
@@ -171,7 +188,8 @@ Problem make_problem(SidedFunction fn, const std::vector<Tensor>& inputs, const 
     Built first = build(p, false);
     for (std::size_t k = 0; k < first.outputs.size(); ++k) {
       const Shape& s = first.outputs[k].shape();
-      if (!s.is_fully_defined()) invalid_argument("gradcheck: order 2 needs output shapes known when built, got ", s.to_string());
+      if (!s.is_fully_defined())
+        invalid_argument("gradcheck: order 2 needs output shapes known when built, got ", s.to_string());
       p.weights.push_back(random_tensor(first.outputs[k].dtype(), s, options.seed + 1000 + k));
     }
     p.order = 2;
@@ -186,9 +204,10 @@ GradCheckResult run_check(Problem& p, const GradCheckOptions& options) {
   }
   if (result.dtype == DType::Invalid) invalid_argument("gradcheck: ", p.what, " has no floating-point input to check");
   for (std::size_t i = 0; i < p.inputs.size(); ++i) {
-    if (is_floating(p.inputs[i].dtype())) result.dtype = std::min(result.dtype, p.inputs[i].dtype(), [](DType a, DType b) {
-      return default_atol(a) > default_atol(b);  // the least precise floating input sets the defaults
-    });
+    if (is_floating(p.inputs[i].dtype()))
+      result.dtype = std::min(result.dtype, p.inputs[i].dtype(), [](DType a, DType b) {
+        return default_atol(a) > default_atol(b);  // the least precise floating input sets the defaults
+      });
   }
   GradCheckOptions& o = result.options;
   if (o.step == 0) o.step = default_step(result.dtype);
@@ -286,7 +305,8 @@ GradCheckResult run_check(Problem& p, const GradCheckOptions& options) {
         double plus = 0, minus = 0, s = 0, terms = 0;
         for (std::size_t j = 0; j < v64.size(); ++j) plus += v64[j] * diff.plus[j], minus += v64[j] * diff.minus[j];
         // The rounding errors of the terms are independent: they grow like the terms' 2-norm.
-        for (std::size_t e = 0; e < grads[i].size(); ++e) s += grads[i][e] * u[e], terms += grads[i][e] * u[e] * grads[i][e] * u[e];
+        for (std::size_t e = 0; e < grads[i].size(); ++e)
+          s += grads[i][e] * u[e], terms += grads[i][e] * u[e] * grads[i][e] * u[e];
         terms = std::sqrt(terms);
         const double n = (plus - minus) / (2 * o.step);
         ++c.perturbations;

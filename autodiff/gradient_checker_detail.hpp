@@ -19,7 +19,7 @@ struct Problem {
   SidedFunction fn;
   std::vector<Tensor> inputs;
   std::vector<std::string> names;
-  std::vector<bool> checked;    // floating inputs
+  std::vector<bool> checked;  // floating inputs
   int order = 1;
   std::vector<Tensor> weights;  // order 2: fixed output weights, exact in the outputs' dtypes
   std::string backend;

@@ -157,8 +157,8 @@ class Builder {
     }
     std::vector<Grad> dx = (*fn)(g_, n, grads);
     if (dx.size() != n.inputs.size()) {
-      fail(Code::Internal, "gradients: the gradient function of ", n.op(), " returned ", dx.size(),
-           " gradients for ", n.inputs.size(), " inputs (node '", n.name, "')");
+      fail(Code::Internal, "gradients: the gradient function of ", n.op(), " returned ", dx.size(), " gradients for ",
+           n.inputs.size(), " inputs (node '", n.name, "')");
     }
     for (std::size_t k = 0; k < dx.size(); ++k) {
       const Output& in = n.inputs[k];

@@ -24,7 +24,8 @@ const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const Opt
     invalid_argument("minimize: unknown optimizer '", kind, "'; expected sgd, momentum, nesterov or adam");
   }
   if (!(o.learning_rate > 0)) invalid_argument("minimize: learning_rate must be positive, got ", o.learning_rate);
-  if (loss.shape().rank() != 0) invalid_argument("minimize: the loss must be a scalar, got shape ", loss.shape().to_string());
+  if (loss.shape().rank() != 0)
+    invalid_argument("minimize: the loss must be a scalar, got shape ", loss.shape().to_string());
   const std::vector<Output> params = vars.trainable();
   if (params.empty()) invalid_argument("minimize: there are no trainable variables");
   const std::vector<Output> grads = gradients(g, {loss}, params);
@@ -45,7 +46,8 @@ const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const Opt
       const std::string& name = params[i].op().name;
       Output accum = vars.create_zeros(g, str_cat(name, "/Momentum"), params[i].shape(), dtype, false);
       updates.push_back(&with_deps(g, "ApplyMomentum", {params[i], accum, lr, grads[i], momentum},
-                                   {{"use_nesterov", kind == "nesterov"}}, str_cat(name, "/ApplyMomentum"), grad_nodes));
+                                   {{"use_nesterov", kind == "nesterov"}}, str_cat(name, "/ApplyMomentum"),
+                                   grad_nodes));
     }
   } else {
     Output beta1 = ops::scalar(g, o.beta1, dtype, "beta1");
@@ -65,8 +67,10 @@ const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const Opt
     // The powers advance only after every update has read them.
     std::vector<int> update_ids;
     for (const Node* u : updates) update_ids.push_back(u->id);
-    const Node& next1 = with_deps(g, "Assign", {beta1_power, ops::mul(g, beta1_power, beta1)}, {}, "update_beta1_power", update_ids);
-    const Node& next2 = with_deps(g, "Assign", {beta2_power, ops::mul(g, beta2_power, beta2)}, {}, "update_beta2_power", update_ids);
+    const Node& next1 =
+        with_deps(g, "Assign", {beta1_power, ops::mul(g, beta1_power, beta1)}, {}, "update_beta1_power", update_ids);
+    const Node& next2 =
+        with_deps(g, "Assign", {beta2_power, ops::mul(g, beta2_power, beta2)}, {}, "update_beta2_power", update_ids);
     updates.push_back(&next1);
     updates.push_back(&next2);
   }

@@ -13,10 +13,10 @@ namespace dagrad {
 struct OptimizerOptions {
   std::string name = "adam";  // "sgd", "momentum", "nesterov" or "adam"
   double learning_rate = 0.001;
-  double momentum = 0.9;      // momentum and nesterov
-  double beta1 = 0.9;         // adam
+  double momentum = 0.9;  // momentum and nesterov
+  double beta1 = 0.9;     // adam
   double beta2 = 0.999;
-  double epsilon = 1e-7;      // Keras' default
+  double epsilon = 1e-7;  // Keras' default
 };
 
 // Adds the gradients of `loss` (a scalar) for every trainable variable of `vars`, the slot

@@ -12,8 +12,8 @@ namespace dagrad {
 struct AllocatorStats {
   std::int64_t bytes_in_use = 0;
   std::int64_t peak_bytes_in_use = 0;
-  std::int64_t fresh_allocations = 0;  // blocks taken from the system
-  std::int64_t reused_allocations = 0; // blocks served from the cache
+  std::int64_t fresh_allocations = 0;   // blocks taken from the system
+  std::int64_t reused_allocations = 0;  // blocks served from the cache
 };
 
 class Allocator {

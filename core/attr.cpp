@@ -73,44 +73,66 @@ std::int64_t parse_dim(std::string_view text) {
 
 std::string_view attr_kind_name(AttrKind kind) {
   switch (kind) {
-    case AttrKind::Int: return "int";
-    case AttrKind::Float: return "float";
-    case AttrKind::Bool: return "bool";
-    case AttrKind::String: return "string";
-    case AttrKind::Type: return "type";
-    case AttrKind::Shape: return "shape";
-    case AttrKind::Tensor: return "tensor";
-    case AttrKind::ListInt: return "list(int)";
-    case AttrKind::ListFloat: return "list(float)";
+    case AttrKind::Int:
+      return "int";
+    case AttrKind::Float:
+      return "float";
+    case AttrKind::Bool:
+      return "bool";
+    case AttrKind::String:
+      return "string";
+    case AttrKind::Type:
+      return "type";
+    case AttrKind::Shape:
+      return "shape";
+    case AttrKind::Tensor:
+      return "tensor";
+    case AttrKind::ListInt:
+      return "list(int)";
+    case AttrKind::ListFloat:
+      return "list(float)";
   }
   return "unknown";
 }
 
 std::string attr_to_string(const AttrValue& value) {
   switch (attr_kind(value)) {
-    case AttrKind::Int: return std::to_string(std::get<std::int64_t>(value));
-    case AttrKind::Float: return str_cat(std::get<double>(value));
-    case AttrKind::Bool: return std::get<bool>(value) ? "true" : "false";
-    case AttrKind::String: return "\"" + std::get<std::string>(value) + "\"";
-    case AttrKind::Type: return std::string(dtype_name(std::get<DType>(value)));
-    case AttrKind::Shape: return std::get<Shape>(value).to_string();
-    case AttrKind::Tensor: return std::get<Tensor>(value).to_string(8);
-    case AttrKind::ListInt: return join(std::get<std::vector<std::int64_t>>(value));
-    case AttrKind::ListFloat: return join(std::get<std::vector<double>>(value));
+    case AttrKind::Int:
+      return std::to_string(std::get<std::int64_t>(value));
+    case AttrKind::Float:
+      return str_cat(std::get<double>(value));
+    case AttrKind::Bool:
+      return std::get<bool>(value) ? "true" : "false";
+    case AttrKind::String:
+      return "\"" + std::get<std::string>(value) + "\"";
+    case AttrKind::Type:
+      return std::string(dtype_name(std::get<DType>(value)));
+    case AttrKind::Shape:
+      return std::get<Shape>(value).to_string();
+    case AttrKind::Tensor:
+      return std::get<Tensor>(value).to_string(8);
+    case AttrKind::ListInt:
+      return join(std::get<std::vector<std::int64_t>>(value));
+    case AttrKind::ListFloat:
+      return join(std::get<std::vector<double>>(value));
   }
   return "?";
 }
 
 AttrValue parse_attr(AttrKind kind, std::string_view text) {
   switch (kind) {
-    case AttrKind::Int: return parse_int(text);
-    case AttrKind::Float: return parse_float(text);
+    case AttrKind::Int:
+      return parse_int(text);
+    case AttrKind::Float:
+      return parse_float(text);
     case AttrKind::Bool:
       if (text == "true" || text == "True" || text == "1") return true;
       if (text == "false" || text == "False" || text == "0") return false;
       invalid_argument("expected true or false, got '", text, "'");
-    case AttrKind::String: return std::string(text);
-    case AttrKind::Type: return parse_dtype(text);
+    case AttrKind::String:
+      return std::string(text);
+    case AttrKind::Type:
+      return parse_dtype(text);
     case AttrKind::Shape: {
       std::vector<std::int64_t> dims;
       for (auto part : split_commas(trim(text))) dims.push_back(parse_dim(trim(part)));
@@ -126,7 +148,8 @@ AttrValue parse_attr(AttrKind kind, std::string_view text) {
       for (auto part : split_commas(trim(text))) values.push_back(parse_float(part));
       return values;
     }
-    case AttrKind::Tensor: break;
+    case AttrKind::Tensor:
+      break;
   }
   invalid_argument("attributes of kind ", attr_kind_name(kind), " cannot be given as text");
 }

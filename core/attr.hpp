@@ -17,8 +17,8 @@ namespace dagrad {
 enum class AttrKind { Int, Float, Bool, String, Type, Shape, Tensor, ListInt, ListFloat };
 
 // The variant's order matches AttrKind.
-using AttrValue = std::variant<std::int64_t, double, bool, std::string, DType, Shape, Tensor,
-                               std::vector<std::int64_t>, std::vector<double>>;
+using AttrValue = std::variant<std::int64_t, double, bool, std::string, DType, Shape, Tensor, std::vector<std::int64_t>,
+                               std::vector<double>>;
 using AttrMap = std::map<std::string, AttrValue, std::less<>>;
 
 inline AttrKind attr_kind(const AttrValue& value) { return static_cast<AttrKind>(value.index()); }

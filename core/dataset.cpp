@@ -76,7 +76,8 @@ ImageDataset load_idx_dataset(const std::string& dir, std::string_view split) {
   for (std::int64_t i = 0; i < labels.num_elements(); ++i) {
     const double v = labels.value(i);
     if (v < 0 || v != static_cast<double>(static_cast<std::int32_t>(v))) {
-      invalid_argument("'", labels_path, "' holds label ", v, " at index ", i, "; labels must be non-negative integers");
+      invalid_argument("'", labels_path, "' holds label ", v, " at index ", i,
+                       "; labels must be non-negative integers");
     }
     py[i] = static_cast<std::int32_t>(v);
   }
@@ -117,7 +118,8 @@ std::int64_t BatchSampler::num_batches() const {
 }
 
 std::vector<std::int64_t> BatchSampler::batch(std::int64_t index) const {
-  if (index < 0 || index >= num_batches()) fail(Code::OutOfRange, "BatchSampler: batch ", index, " out of range [0, ", num_batches(), ")");
+  if (index < 0 || index >= num_batches())
+    fail(Code::OutOfRange, "BatchSampler: batch ", index, " out of range [0, ", num_batches(), ")");
   // index < num_batches(), so begin < num_examples_ and neither sum below overflows.
   const std::int64_t begin = index * batch_size_, end = begin + std::min(batch_size_, num_examples_ - begin);
   return {order_.begin() + begin, order_.begin() + end};

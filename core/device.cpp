@@ -50,9 +50,7 @@ Device Device::parse(std::string_view text) {
   invalid_argument("unknown device '", text, "'; expected cpu, cuda or cuda:N");
 }
 
-std::string Device::to_string() const {
-  return kind == Kind::CPU ? "cpu" : "cuda:" + std::to_string(index);
-}
+std::string Device::to_string() const { return kind == Kind::CPU ? "cpu" : "cuda:" + std::to_string(index); }
 
 std::ostream& operator<<(std::ostream& out, const Device& device) { return out << device.to_string(); }
 

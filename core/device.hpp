@@ -36,8 +36,7 @@ class DeviceRuntime {
   virtual int device_count() const = 0;
   virtual Allocator& allocator(int index) = 0;
   // Copies `bytes` between any two devices of which at least one is of this runtime's kind.
-  virtual void copy(void* dst, Device dst_device, const void* src, Device src_device,
-                    std::size_t bytes) = 0;
+  virtual void copy(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) = 0;
   virtual void synchronize(int index) = 0;
   // An execution queue of its own on device `index` (a cudaStream_t for CUDA) that a Session
   // keeps for its lifetime and hands to kernels; null where the device has no queues.

@@ -21,8 +21,7 @@ using bfloat16 = Eigen::bfloat16;
 // Invalid marks "no dtype" (ops without a type attribute); users never spell it.
 enum class DType : std::uint8_t { Invalid, Half, BFloat16, Float32, Float64, Int32, Int64, Bool };
 
-inline constexpr DType kFloatingDTypes[] = {DType::Half, DType::BFloat16, DType::Float32,
-                                            DType::Float64};
+inline constexpr DType kFloatingDTypes[] = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 inline constexpr DType kAllDTypes[] = {DType::Half,  DType::BFloat16, DType::Float32, DType::Float64,
                                        DType::Int32, DType::Int64,    DType::Bool};
 
@@ -34,29 +33,60 @@ std::size_t dtype_size(DType dtype);
 bool is_floating(DType dtype);
 bool is_integer(DType dtype);
 
-template <class T> struct dtype_of_impl;
-template <> struct dtype_of_impl<half> { static constexpr DType value = DType::Half; };
-template <> struct dtype_of_impl<bfloat16> { static constexpr DType value = DType::BFloat16; };
-template <> struct dtype_of_impl<float> { static constexpr DType value = DType::Float32; };
-template <> struct dtype_of_impl<double> { static constexpr DType value = DType::Float64; };
-template <> struct dtype_of_impl<std::int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct dtype_of_impl<std::int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct dtype_of_impl<bool> { static constexpr DType value = DType::Bool; };
-template <class T> inline constexpr DType dtype_of = dtype_of_impl<T>::value;
+template <class T>
+struct dtype_of_impl;
+template <>
+struct dtype_of_impl<half> {
+  static constexpr DType value = DType::Half;
+};
+template <>
+struct dtype_of_impl<bfloat16> {
+  static constexpr DType value = DType::BFloat16;
+};
+template <>
+struct dtype_of_impl<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct dtype_of_impl<double> {
+  static constexpr DType value = DType::Float64;
+};
+template <>
+struct dtype_of_impl<std::int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct dtype_of_impl<std::int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct dtype_of_impl<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <class T>
+inline constexpr DType dtype_of = dtype_of_impl<T>::value;
 
 // Calls f.template operator()<T>() with the host type T of `dtype`:
 //   visit_dtype(t.dtype(), [&]<class T>() { ... });
 template <class F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::Half: return f.template operator()<half>();
-    case DType::BFloat16: return f.template operator()<bfloat16>();
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
-    case DType::Int32: return f.template operator()<std::int32_t>();
-    case DType::Int64: return f.template operator()<std::int64_t>();
-    case DType::Bool: return f.template operator()<bool>();
-    case DType::Invalid: break;
+    case DType::Half:
+      return f.template operator()<half>();
+    case DType::BFloat16:
+      return f.template operator()<bfloat16>();
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Float64:
+      return f.template operator()<double>();
+    case DType::Int32:
+      return f.template operator()<std::int32_t>();
+    case DType::Int64:
+      return f.template operator()<std::int64_t>();
+    case DType::Bool:
+      return f.template operator()<bool>();
+    case DType::Invalid:
+      break;
   }
   fail(Code::Internal, "visit_dtype: invalid dtype");
 }
@@ -65,22 +95,28 @@ decltype(auto) visit_dtype(DType dtype, F&& f) {
 template <class F>
 decltype(auto) visit_floating(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::Half: return f.template operator()<half>();
-    case DType::BFloat16: return f.template operator()<bfloat16>();
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
-    default: break;
+    case DType::Half:
+      return f.template operator()<half>();
+    case DType::BFloat16:
+      return f.template operator()<bfloat16>();
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Float64:
+      return f.template operator()<double>();
+    default:
+      break;
   }
   fail(Code::Internal, "visit_floating: ", dtype_name(dtype), " is not a floating dtype");
 }
 
-template <class T> inline constexpr bool is_reduced_float_v =
-    std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
-template <class T> inline constexpr bool is_floating_v =
-    is_reduced_float_v<T> || std::is_floating_point_v<T>;
+template <class T>
+inline constexpr bool is_reduced_float_v = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+template <class T>
+inline constexpr bool is_floating_v = is_reduced_float_v<T> || std::is_floating_point_v<T>;
 
 // Accumulator type for a storage type: float for half/bfloat16 (as TF and cuDNN do), else itself.
-template <class T> using accumulator_t = std::conditional_t<is_reduced_float_v<T>, float, T>;
+template <class T>
+using accumulator_t = std::conditional_t<is_reduced_float_v<T>, float, T>;
 
 // Rounds a float64 value to float with round-to-odd: a second rounding of the result to a
 // type with at most 22 significand bits then equals one correct rounding of the double.

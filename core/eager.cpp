@@ -25,8 +25,8 @@ std::vector<Tensor> run_op(std::string_view op, std::vector<Tensor> inputs, Attr
         break;
       }
     }
-    KernelCall call{&def, &attrs, options.name, &output_dtypes, &select_kernel(def, attrs, device, options.backend),
-                    device, nullptr, {}, nullptr};
+    KernelCall call{&def,   &attrs,  options.name, &output_dtypes, &select_kernel(def, attrs, device, options.backend),
+                    device, nullptr, {},           nullptr};
     std::vector<Tensor> outputs;
     default_arena().execute([&] { outputs = execute_kernel(call, std::move(inputs)); });
     if (!device.is_cpu()) device_runtime(device).synchronize(device.index);

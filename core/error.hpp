@@ -50,12 +50,12 @@ template <class... Args>
 }  // namespace dagrad
 
 // Like TF's OP_REQUIRES: the message is only built when the check fails.
-#define DAGRAD_REQUIRE(cond, ...)                                      \
-  do {                                                                 \
+#define DAGRAD_REQUIRE(cond, ...)                                              \
+  do {                                                                         \
     if (!(cond)) ::dagrad::fail(::dagrad::Code::InvalidArgument, __VA_ARGS__); \
   } while (0)
 
-#define DAGRAD_REQUIRE_CODE(cond, code, ...)                   \
-  do {                                                         \
+#define DAGRAD_REQUIRE_CODE(cond, code, ...)                        \
+  do {                                                              \
     if (!(cond)) ::dagrad::fail(::dagrad::Code::code, __VA_ARGS__); \
   } while (0)

@@ -22,9 +22,16 @@ namespace fs = std::filesystem;
 // ResourceExhausted, anything else (permissions, a directory, an I/O error) a bad argument.
 Code code_of(int error) {
   switch (error) {
-    case ENOENT: case ENOTDIR: return Code::NotFound;
-    case ENOSPC: case EDQUOT: case EFBIG: case ENOMEM: return Code::ResourceExhausted;
-    default: return Code::InvalidArgument;
+    case ENOENT:
+    case ENOTDIR:
+      return Code::NotFound;
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case ENOMEM:
+      return Code::ResourceExhausted;
+    default:
+      return Code::InvalidArgument;
   }
 }
 
@@ -100,7 +107,7 @@ void OutputFile::close() {
 void write_file(const std::string& path, const std::function<void(OutputFile&)>& fill) {
   if (path.empty()) invalid_argument("cannot write a file with an empty name");
   std::error_code ec;
-  const auto status = fs::status(path, ec);  // follows links: a link's target is what is written
+  const auto status = fs::status(path, ec);                  // follows links: a link's target is what is written
   if (fs::exists(status) && !fs::is_regular_file(status)) {  // a device, a pipe or a directory: in place
     OutputFile out(path);
     fill(out);

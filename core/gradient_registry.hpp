@@ -15,8 +15,8 @@ namespace dagrad {
 // Builds the gradient of one node as new graph nodes. `grad_outputs[i]` is the gradient flowing
 // into output i (zeros where none arrives). Returns one entry per input; nullopt where that
 // input gets no gradient (e.g. a shape-only input).
-using GradientFn = std::function<std::vector<std::optional<Output>>(
-    Graph& graph, const Node& node, const std::vector<Output>& grad_outputs)>;
+using GradientFn = std::function<std::vector<std::optional<Output>>(Graph& graph, const Node& node,
+                                                                    const std::vector<Output>& grad_outputs)>;
 
 class GradientRegistry {
  public:

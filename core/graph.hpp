@@ -51,8 +51,8 @@ class Graph {
 
   // Validates attributes and inputs against the op's schema, infers output dtypes and shapes,
   // and appends the node. `name` is made unique ("x", "x_1", ...); empty means the op's name.
-  const Node& add_node(std::string_view op, std::vector<Output> inputs, AttrMap attrs = {},
-                       std::string_view name = {}, std::vector<int> control_inputs = {});
+  const Node& add_node(std::string_view op, std::vector<Output> inputs, AttrMap attrs = {}, std::string_view name = {},
+                       std::vector<int> control_inputs = {});
 
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
   const Node& node(int id) const;

@@ -17,11 +17,18 @@ constexpr std::string_view kGzipMagic("\x1f\x8b", 2);
 
 int element_size(std::uint8_t type) {
   switch (type) {
-    case 0x08: case 0x09: return 1;
-    case 0x0B: return 2;
-    case 0x0C: case 0x0D: return 4;
-    case 0x0E: return 8;
-    default: return 0;
+    case 0x08:
+    case 0x09:
+      return 1;
+    case 0x0B:
+      return 2;
+    case 0x0C:
+    case 0x0D:
+      return 4;
+    case 0x0E:
+      return 8;
+    default:
+      return 0;
   }
 }
 
@@ -101,10 +108,14 @@ double IdxArray::value(std::int64_t i) const {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + i * size;
   const std::uint64_t raw = big_endian(p, size);
   switch (type) {
-    case 0x08: return static_cast<double>(raw);
-    case 0x09: return static_cast<double>(static_cast<std::int8_t>(raw));
-    case 0x0B: return static_cast<double>(static_cast<std::int16_t>(raw));
-    case 0x0C: return static_cast<double>(static_cast<std::int32_t>(raw));
+    case 0x08:
+      return static_cast<double>(raw);
+    case 0x09:
+      return static_cast<double>(static_cast<std::int8_t>(raw));
+    case 0x0B:
+      return static_cast<double>(static_cast<std::int16_t>(raw));
+    case 0x0C:
+      return static_cast<double>(static_cast<std::int32_t>(raw));
     case 0x0D: {
       const auto bits = static_cast<std::uint32_t>(raw);
       float f;

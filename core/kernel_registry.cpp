@@ -50,7 +50,8 @@ void KernelRegistry::add(KernelDef def) {
     }
   }
   list.push_back(std::move(def));
-  std::stable_sort(list.begin(), list.end(), [](const KernelDef& a, const KernelDef& b) { return a.priority > b.priority; });
+  std::stable_sort(list.begin(), list.end(),
+                   [](const KernelDef& a, const KernelDef& b) { return a.priority > b.priority; });
 }
 
 const KernelDef* KernelRegistry::find(std::string_view op, Device::Kind device, DType dtype,

@@ -25,7 +25,9 @@ class KernelContext {
   std::string_view node_name() const { return node_; }
   const AttrMap& attrs() const { return *attrs_; }
   template <class T>
-  const T& attr(std::string_view name) const { return get_attr<T>(*attrs_, name); }
+  const T& attr(std::string_view name) const {
+    return get_attr<T>(*attrs_, name);
+  }
   Device device() const { return device_; }
 
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
@@ -85,8 +87,8 @@ KernelRegistry& kernel_registry();
 
 // Registers one kernel function for several dtypes: `fn` is instantiated per dtype.
 template <class F>
-void add_kernels(KernelRegistry& registry, std::string op, Device::Kind device, std::string backend,
-                 int priority, std::initializer_list<DType> dtypes, F&& make_fn) {
+void add_kernels(KernelRegistry& registry, std::string op, Device::Kind device, std::string backend, int priority,
+                 std::initializer_list<DType> dtypes, F&& make_fn) {
   for (DType dtype : dtypes) {
     registry.add({op, device, dtype, backend, priority, visit_dtype(dtype, make_fn)});
   }

@@ -13,9 +13,9 @@ namespace dagrad {
 namespace {
 
 constexpr std::string_view kMagic("\x93NUMPY", 6);
-constexpr std::size_t kPreambleBytes = 10;         // magic, version, 2-byte header length (v1)
-constexpr std::size_t kMaxHeaderBytes = 1 << 16;   // numpy writes a few hundred bytes
-constexpr int kMaxRank = 64;                       // numpy's own limit (NPY_MAXDIMS)
+constexpr std::size_t kPreambleBytes = 10;        // magic, version, 2-byte header length (v1)
+constexpr std::size_t kMaxHeaderBytes = 1 << 16;  // numpy writes a few hundred bytes
+constexpr int kMaxRank = 64;                      // numpy's own limit (NPY_MAXDIMS)
 
 struct Descr {
   DType dtype;
@@ -230,13 +230,26 @@ Tensor writable(const Tensor& input) {
 std::string npy_header(const Tensor& tensor) {
   std::string descr;
   switch (tensor.dtype()) {
-    case DType::Half: descr = "<f2"; break;
-    case DType::Float32: descr = "<f4"; break;
-    case DType::Float64: descr = "<f8"; break;
-    case DType::Int32: descr = "<i4"; break;
-    case DType::Int64: descr = "<i8"; break;
-    case DType::Bool: descr = "|b1"; break;
-    default: invalid_argument("write_npy: cannot write dtype ", dtype_name(tensor.dtype()));
+    case DType::Half:
+      descr = "<f2";
+      break;
+    case DType::Float32:
+      descr = "<f4";
+      break;
+    case DType::Float64:
+      descr = "<f8";
+      break;
+    case DType::Int32:
+      descr = "<i4";
+      break;
+    case DType::Int64:
+      descr = "<i8";
+      break;
+    case DType::Bool:
+      descr = "|b1";
+      break;
+    default:
+      invalid_argument("write_npy: cannot write dtype ", dtype_name(tensor.dtype()));
   }
   if (tensor.rank() > kMaxRank) {
     invalid_argument("write_npy: a tensor of rank ", tensor.rank(), " has more than the ", kMaxRank,

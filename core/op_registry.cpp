@@ -171,8 +171,8 @@ void ShapeContext::require_rank(int i, int rank) const {
   const Shape& shape = input_shape(i);
   if (shape.rank() != rank) {
     const auto args = flat_input_args(*def_, *attrs_);
-    invalid_argument(op_name(), ": input '", args.at(static_cast<std::size_t>(i))->name, "' must be rank ",
-                     rank, ", got shape ", shape.to_string());
+    invalid_argument(op_name(), ": input '", args.at(static_cast<std::size_t>(i))->name, "' must be rank ", rank,
+                     ", got shape ", shape.to_string());
   }
 }
 
@@ -278,22 +278,24 @@ std::vector<DType> complete_attrs(const OpDef& def, AttrMap& attrs, const std::v
   const ArgDef* list_arg = nullptr;
   std::size_t fixed_count = 0;
   for (const auto& arg : def.inputs) {
-    if (arg.number_attr.empty()) ++fixed_count;
-    else list_arg = &arg;
+    if (arg.number_attr.empty())
+      ++fixed_count;
+    else
+      list_arg = &arg;
   }
   const std::size_t given = input_dtypes.size();
   if (list_arg == nullptr ? given != fixed_count : given < fixed_count) {
     std::string names;
     for (std::size_t i = 0; i < def.inputs.size(); ++i) names += (i ? ", " : "") + def.inputs[i].name;
-    invalid_argument(def.name, ": expected ", list_arg ? "at least " : "", fixed_count, " inputs (", names,
-                     "), got ", given);
+    invalid_argument(def.name, ": expected ", list_arg ? "at least " : "", fixed_count, " inputs (", names, "), got ",
+                     given);
   }
   if (list_arg != nullptr) {
     const auto n = static_cast<std::int64_t>(given - fixed_count);
     auto it = attrs.find(list_arg->number_attr);
     if (it != attrs.end() && std::get_if<std::int64_t>(&it->second) && std::get<std::int64_t>(it->second) != n) {
-      invalid_argument(def.name, ": attribute '", list_arg->number_attr, "' is ",
-                       attr_to_string(it->second), " but ", n, " inputs were given for '", list_arg->name, "'");
+      invalid_argument(def.name, ": attribute '", list_arg->number_attr, "' is ", attr_to_string(it->second), " but ",
+                       n, " inputs were given for '", list_arg->name, "'");
     }
     attrs[list_arg->number_attr] = n;
   }

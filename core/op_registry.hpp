@@ -19,11 +19,11 @@ using ShapeFn = std::function<void(ShapeContext&)>;
 
 struct ArgDef {
   std::string name;
-  std::string type_attr;               // dtype comes from this type attribute ...
-  DType fixed_type = DType::Invalid;   // ... or is fixed
-  std::string number_attr;             // non-empty: a list of that many tensors (AddN's N)
-  bool host_memory = false;            // the kernel reads it on the host (shape-like inputs)
-  bool is_ref = false;                 // a variable: read or written in place, may be uninitialised
+  std::string type_attr;              // dtype comes from this type attribute ...
+  DType fixed_type = DType::Invalid;  // ... or is fixed
+  std::string number_attr;            // non-empty: a list of that many tensors (AddN's N)
+  bool host_memory = false;           // the kernel reads it on the host (shape-like inputs)
+  bool is_ref = false;                // a variable: read or written in place, may be uninitialised
 };
 
 struct AttrDef {
@@ -69,10 +69,8 @@ class OpDefBuilder {
   OpDefBuilder& attr_bool(std::string name, std::optional<bool> default_value = std::nullopt);
   OpDefBuilder& attr_string(std::string name, std::vector<std::string> allowed = {},
                             std::optional<std::string> default_value = std::nullopt);
-  OpDefBuilder& attr_list_int(std::string name,
-                              std::optional<std::vector<std::int64_t>> default_value = std::nullopt);
-  OpDefBuilder& attr_list_float(std::string name,
-                                std::optional<std::vector<double>> default_value = std::nullopt);
+  OpDefBuilder& attr_list_int(std::string name, std::optional<std::vector<std::int64_t>> default_value = std::nullopt);
+  OpDefBuilder& attr_list_float(std::string name, std::optional<std::vector<double>> default_value = std::nullopt);
   OpDefBuilder& attr_shape(std::string name, std::optional<Shape> default_value = std::nullopt);
   OpDefBuilder& attr_tensor(std::string name);
   OpDefBuilder& shape_fn(ShapeFn fn);
@@ -89,14 +87,16 @@ class OpDefBuilder {
 // values where known, and the completed attributes. It validates and sets output shapes.
 class ShapeContext {
  public:
-  ShapeContext(const OpDef& def, const AttrMap& attrs, std::vector<DType> input_dtypes,
-               std::vector<Shape> input_shapes, std::vector<const Tensor*> input_values);
+  ShapeContext(const OpDef& def, const AttrMap& attrs, std::vector<DType> input_dtypes, std::vector<Shape> input_shapes,
+               std::vector<const Tensor*> input_values);
 
   const OpDef& op() const { return *def_; }
   const std::string& op_name() const { return def_->name; }
   const AttrMap& attrs() const { return *attrs_; }
   template <class T>
-  const T& attr(std::string_view name) const { return get_attr<T>(*attrs_, name); }
+  const T& attr(std::string_view name) const {
+    return get_attr<T>(*attrs_, name);
+  }
 
   int num_inputs() const { return static_cast<int>(input_shapes_.size()); }
   const Shape& input_shape(int i) const { return input_shapes_.at(static_cast<std::size_t>(i)); }

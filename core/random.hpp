@@ -10,7 +10,8 @@ class SplitMix64 {
  public:
   explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
   // An independent stream for (seed, stream): e.g. one per variable or per epoch.
-  SplitMix64(std::uint64_t seed, std::uint64_t stream) : state_(seed ^ (stream * 0xD1B54A32D192ED03ull + 0x9E3779B97F4A7C15ull)) {
+  SplitMix64(std::uint64_t seed, std::uint64_t stream)
+      : state_(seed ^ (stream * 0xD1B54A32D192ED03ull + 0x9E3779B97F4A7C15ull)) {
     next();
   }
 

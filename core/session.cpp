@@ -50,7 +50,8 @@ Session::~Session() {
 
 namespace {
 
-std::string plan_key(const FeedMap& feeds, const std::vector<Output>& fetches, const std::vector<const Node*>& targets) {
+std::string plan_key(const FeedMap& feeds, const std::vector<Output>& fetches,
+                     const std::vector<const Node*>& targets) {
   std::string key;
   for (const auto& [out, value] : feeds) key += str_cat("f", out.node, ":", out.index, ";");
   for (const auto& out : fetches) key += str_cat("o", out.node, ":", out.index, ";");
@@ -157,7 +158,8 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
     const auto args = flat_input_args(*n.def, n.attrs);
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       const Node& producer = g.node(n.inputs[i].node);
-      const bool names_variable = args[i]->is_ref || producer.def->outputs[static_cast<std::size_t>(n.inputs[i].index)].is_ref;
+      const bool names_variable =
+          args[i]->is_ref || producer.def->outputs[static_cast<std::size_t>(n.inputs[i].index)].is_ref;
       step.variable_names.push_back(names_variable ? variable_name(producer) : std::string());
       if (feeds.count(n.inputs[i])) continue;
       last_reader[n.inputs[i]] = plan->steps.size();
@@ -234,8 +236,9 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
     inputs.reserve(n.inputs.size());
     for (const auto& in : n.inputs) inputs.push_back(value_of(in));
     for (const auto& c : step.device_const_inputs) inputs[c.input] = device_const(*c.node, *c.kernel, stats);
-    KernelCall call{n.def, &n.attrs, n.name, &n.output_dtypes, step.kernel, options_.device, &variables,
-                    step.variable_names, stream_};
+    KernelCall call{n.def,       &n.attrs,        n.name,     &n.output_dtypes,
+                    step.kernel, options_.device, &variables, step.variable_names,
+                    stream_};
     try {
       std::vector<std::unique_lock<std::mutex>> update_locks;
       for (const auto& name : step.locked_variables) update_locks.emplace_back(variables.update_mutex(name));
@@ -262,8 +265,8 @@ const Tensor& Session::device_const(const Node& node, const KernelDef& kernel, R
   std::lock_guard lock(device_consts_mutex_);
   auto it = device_consts_.find(node.id);
   if (it != device_consts_.end()) return it->second;
-  KernelCall call{node.def, &node.attrs, node.name, &node.output_dtypes, &kernel, options_.device, &variables_, {},
-                  stream_};
+  KernelCall call{node.def,    &node.attrs, node.name, &node.output_dtypes, &kernel, options_.device,
+                  &variables_, {},          stream_};
   Tensor value;
   try {
     value = std::move(execute_kernel(call, {}).front());
@@ -302,8 +305,10 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
   VariableStore variables = variables_.run_view();  // keeps this run's variable handles alive
   std::vector<Tensor> results;
   auto body = [&] { results = execute(plan, placed, fetches, variables, stats); };
-  if (arena_) arena_->execute(body);
-  else default_arena().execute(body);  // a handle: set_num_threads cannot pull it from under us
+  if (arena_)
+    arena_->execute(body);
+  else
+    default_arena().execute(body);  // a handle: set_num_threads cannot pull it from under us
   if (!options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
   stats.peak_bytes_in_use = window.peak();
   stats.host_to_device_copies = transfer_stats().host_to_device_copies - copies_before;

@@ -19,8 +19,8 @@ struct KernelDef;
 
 struct SessionOptions {
   Device device = Device::cpu();
-  int threads = 0;       // 0: the default arena (all cores unless set_num_threads says otherwise)
-  std::string backend;   // "": the fastest kernel per op; "reference": the oracle kernels
+  int threads = 0;      // 0: the default arena (all cores unless set_num_threads says otherwise)
+  std::string backend;  // "": the fastest kernel per op; "reference": the oracle kernels
 };
 
 using FeedMap = std::map<Output, Tensor>;
@@ -40,7 +40,7 @@ struct RunStats {
 
 // The compiled schedule, exposed for tests and tools.
 struct PlanInfo {
-  std::vector<int> order;                       // node ids in execution order
+  std::vector<int> order;                           // node ids in execution order
   std::vector<std::vector<Output>> released_after;  // per step: outputs freed after it runs
 };
 
@@ -86,7 +86,7 @@ class Session {
   std::map<std::string, std::unique_ptr<Plan>> plans_;
   std::unique_ptr<tbb::task_arena> arena_;
   mutable std::mutex stats_mutex_;
-  RunStats stats_;  // the last completed run's
+  RunStats stats_;          // the last completed run's
   void* stream_ = nullptr;  // the device runtime's queue for this session (CUDA), else null
   // Device sessions: each Const node's value on the device (by node id), copied on first use.
   // A Const never changes, so a training step copies only its feeds and fetches.

@@ -62,9 +62,7 @@ Tensor Tensor::zeros(DType dtype, const Shape& shape, Device device) {
 
 Tensor Tensor::full(DType dtype, const Shape& shape, double value, Device device) {
   Tensor host = empty(dtype, shape);
-  visit_dtype(dtype, [&]<class T>() {
-    std::fill_n(host.data<T>(), host.num_elements(), narrow<T>(value));
-  });
+  visit_dtype(dtype, [&]<class T>() { std::fill_n(host.data<T>(), host.num_elements(), narrow<T>(value)); });
   return device.is_cpu() ? host : host.to(device);
 }
 
@@ -73,8 +71,7 @@ Device Tensor::device() const { return buffer_ ? buffer_->device() : Device::cpu
 void Tensor::check_access(DType requested) const {
   if (!defined()) invalid_argument("Tensor: access to an undefined tensor");
   if (requested != dtype_) {
-    invalid_argument("Tensor: requested ", dtype_name(requested), " data from a ", dtype_name(dtype_),
-                     " tensor");
+    invalid_argument("Tensor: requested ", dtype_name(requested), " data from a ", dtype_name(dtype_), " tensor");
   }
   if (!device().is_cpu()) {
     invalid_argument("Tensor: host access to a tensor on ", device().to_string(),
@@ -127,8 +124,8 @@ Tensor Tensor::to(Device target) const {
 
 Tensor Tensor::reshaped(const Shape& shape) const {
   if (!shape.is_fully_defined() || shape.num_elements() != num_elements_) {
-    invalid_argument("Tensor::reshaped: cannot reshape ", shape_.to_string(), " (", num_elements_,
-                     " elements) to ", shape.to_string());
+    invalid_argument("Tensor::reshaped: cannot reshape ", shape_.to_string(), " (", num_elements_, " elements) to ",
+                     shape.to_string());
   }
   return Tensor(dtype_, shape, buffer_);
 }

@@ -98,8 +98,8 @@ template <class T>
 Tensor Tensor::from_values(const Shape& shape, std::span<const T> values) {
   Tensor tensor = empty(dtype_of<T>, shape);
   if (static_cast<std::int64_t>(values.size()) != tensor.num_elements()) {
-    invalid_argument("Tensor::from_values: ", values.size(), " values given for shape ",
-                     shape.to_string(), " of ", tensor.num_elements(), " elements");
+    invalid_argument("Tensor::from_values: ", values.size(), " values given for shape ", shape.to_string(), " of ",
+                     tensor.num_elements(), " elements");
   }
   std::copy(values.begin(), values.end(), tensor.data<T>());
   return tensor;

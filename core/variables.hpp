@@ -63,7 +63,7 @@ class VariableStore {
   mutable std::mutex mutex_;        // guards values_ and update_mutexes_ (or the pins, in a view)
   std::map<std::string, Tensor, std::less<>> values_;
   std::map<std::string, std::unique_ptr<std::mutex>, std::less<>> update_mutexes_;
-  std::deque<Pin> pinned_;  // deque: references to its elements stay valid as it grows
+  std::deque<Pin> pinned_;     // deque: references to its elements stay valid as it grows
   std::size_t published_ = 0;  // pins already looked at by publish_replaced
 };
 

@@ -41,7 +41,8 @@ void register_array_ops(OpRegistry& r) {
               .output("y", "T")
               .attr_type("T", kAll)
               .shape_fn(same_shape_as_input)
-              .doc(std::string(op) == "Identity" ? "Returns its input." : "A tensor of the input's shape filled with 0 or 1.")
+              .doc(std::string(op) == "Identity" ? "Returns its input."
+                                                 : "A tensor of the input's shape filled with 0 or 1.")
               .build());
   }
   r.add(OpDefBuilder("Cast")
@@ -67,16 +68,23 @@ Output constant(Graph& g, Tensor value, std::string_view name) {
   if (!value.defined()) invalid_argument("ops::constant: undefined tensor");
   if (!value.device().is_cpu()) value = value.to(Device::cpu());
   const DType dtype = value.dtype();
-  return g.output(g.add_node("Const", {}, {{"value", std::move(value)}, {"dtype", dtype}}, name.empty() ? "Const" : name).id);
+  return g.output(
+      g.add_node("Const", {}, {{"value", std::move(value)}, {"dtype", dtype}}, name.empty() ? "Const" : name).id);
 }
 
 Output scalar(Graph& g, double value, DType dtype, std::string_view name) {
   return constant(g, Tensor::full(dtype, Shape{}, value), name);
 }
 
-Output identity(Graph& g, Output x, std::string_view name) { return g.output(g.add_node("Identity", {x}, {}, name).id); }
-Output zeros_like(Graph& g, Output x, std::string_view name) { return g.output(g.add_node("ZerosLike", {x}, {}, name).id); }
-Output ones_like(Graph& g, Output x, std::string_view name) { return g.output(g.add_node("OnesLike", {x}, {}, name).id); }
+Output identity(Graph& g, Output x, std::string_view name) {
+  return g.output(g.add_node("Identity", {x}, {}, name).id);
+}
+Output zeros_like(Graph& g, Output x, std::string_view name) {
+  return g.output(g.add_node("ZerosLike", {x}, {}, name).id);
+}
+Output ones_like(Graph& g, Output x, std::string_view name) {
+  return g.output(g.add_node("OnesLike", {x}, {}, name).id);
+}
 
 Output cast(Graph& g, Output x, DType dtype, bool truncate, std::string_view name) {
   return g.output(g.add_node("Cast", {x}, {{"DstT", dtype}, {"Truncate", truncate}}, name).id);

@@ -57,8 +57,8 @@ Shape input_shape_from_sizes(const ShapeContext& c, DataFormat format) {
   const int n = 0, h = format == DataFormat::NHWC ? 1 : 2, w = h + 1, ch = format == DataFormat::NHWC ? 3 : 1;
   if (count != 2) {
     if (sizes == nullptr) return Shape{-1, -1, -1, -1};
-    DAGRAD_REQUIRE(count == 4, "Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, but got: ",
-                   count);
+    DAGRAD_REQUIRE(count == 4,
+                   "Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, but got: ", count);
     return shape_from_sizes(c.op_name(), "input_sizes", sizes->to_int64_vector());
   }
   std::vector<std::int64_t> dims(4, Shape::kUnknown);
@@ -125,7 +125,10 @@ void register_conv2d_ops(OpRegistry& r) {
             .build());
 
   OpDefBuilder input_v1("Conv2DBackpropInput");
-  input_v1.input_fixed("input_sizes", DType::Int32).input("filter", "T").input("out_backprop", "T").output("output", "T");
+  input_v1.input_fixed("input_sizes", DType::Int32)
+      .input("filter", "T")
+      .input("out_backprop", "T")
+      .output("output", "T");
   OpDef input_v1_def = conv_attrs(input_v1)
                            .shape_fn([](ShapeContext& c) { backprop_shape(c, true, true); })
                            .doc(std::string("Gradient of Conv2D with respect to its input, whose shape is given by "
@@ -144,7 +147,10 @@ void register_conv2d_ops(OpRegistry& r) {
             .build());
 
   OpDefBuilder filter_v1("Conv2DBackpropFilter");
-  filter_v1.input("input", "T").input_fixed("filter_sizes", DType::Int32).input("out_backprop", "T").output("output", "T");
+  filter_v1.input("input", "T")
+      .input_fixed("filter_sizes", DType::Int32)
+      .input("out_backprop", "T")
+      .output("output", "T");
   OpDef filter_v1_def = conv_attrs(filter_v1)
                             .shape_fn([](ShapeContext& c) { backprop_shape(c, false, true); })
                             .doc(std::string("Gradient of Conv2D with respect to its filter, whose shape is given by "
@@ -164,12 +170,9 @@ void register_conv2d_ops(OpRegistry& r) {
 }
 
 AttrMap conv2d_attr_map(const Conv2DOptions& o) {
-  return {{"strides", o.strides},
-          {"use_cudnn_on_gpu", o.use_cudnn_on_gpu},
-          {"padding", o.padding},
-          {"explicit_paddings", o.explicit_paddings},
-          {"data_format", o.data_format},
-          {"dilations", o.dilations}};
+  return {{"strides", o.strides},         {"use_cudnn_on_gpu", o.use_cudnn_on_gpu},
+          {"padding", o.padding},         {"explicit_paddings", o.explicit_paddings},
+          {"data_format", o.data_format}, {"dilations", o.dilations}};
 }
 
 Tensor shape_to_int32_tensor(std::string_view op, const Shape& shape) {

@@ -17,12 +17,12 @@ namespace dagrad::ops {
 // explicit_paddings follow data_format's order; the filter is always HWIO.
 struct Conv2DOptions {
   std::vector<std::int64_t> strides;
-  std::string padding;                          // "SAME", "VALID" or "EXPLICIT"
+  std::string padding;  // "SAME", "VALID" or "EXPLICIT"
   bool use_cudnn_on_gpu = true;
   std::vector<std::int64_t> explicit_paddings;  // 8 values (before, after per dim) iff EXPLICIT
   std::string data_format = "NHWC";             // or "NCHW"
   std::vector<std::int64_t> dilations = {1, 1, 1, 1};
-  std::string name;                             // node name (graph) or error-message name (eager)
+  std::string name;  // node name (graph) or error-message name (eager)
 };
 
 // The attribute map the options stand for (every attribute but T).

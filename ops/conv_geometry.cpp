@@ -62,15 +62,15 @@ std::vector<std::int64_t> Conv2DGeometry::filter_dims() const {
 
 double Conv2DGeometry::flops() const {
   return 2.0 * static_cast<double>(batch) * static_cast<double>(out_rows) * static_cast<double>(out_cols) *
-         static_cast<double>(filter_rows) * static_cast<double>(filter_cols) *
-         static_cast<double>(filter_in_depth) * static_cast<double>(out_depth);
+         static_cast<double>(filter_rows) * static_cast<double>(filter_cols) * static_cast<double>(filter_in_depth) *
+         static_cast<double>(out_depth);
 }
 
 TapProgression conv_input_taps(std::int64_t o, std::int64_t stride, std::int64_t dilation, std::int64_t pad,
                                std::int64_t size, std::int64_t filter) {
   // Input position (o * stride + k * dilation) - pad lies in [0, size) for k in [lo, hi].
-  const std::int64_t start = o * stride;  // <= the padded size: the geometry guarantee
-  const std::int64_t below = pad - start;  // k * dilation must reach this
+  const std::int64_t start = o * stride;                // <= the padded size: the geometry guarantee
+  const std::int64_t below = pad - start;               // k * dilation must reach this
   const std::int64_t above = (size - 1 + pad) - start;  // and not pass this; size + pad <= INT64_MAX
   if (above < 0 || filter <= 0) return {};
   const std::int64_t lo = below <= 0 ? 0 : below / dilation + (below % dilation != 0);
@@ -104,10 +104,10 @@ ConvOutputTaps::ConvOutputTaps(std::int64_t stride, std::int64_t dilation, std::
 TapProgression ConvOutputTaps::at(std::int64_t i) const {
   if (out_size_ <= 0 || filter_ <= 0) return {};
   // t = (i + pad) - k * dilation must be a multiple of stride in [0, (out_size - 1) * stride].
-  const std::int64_t t = i + pad_;                    // <= the padded size
+  const std::int64_t t = i + pad_;                            // <= the padded size
   const std::int64_t last_start = (out_size_ - 1) * stride_;  // <= the padded size minus the window
   const std::int64_t hi = std::min(filter_ - 1, t / dilation_);
-  const std::int64_t over = t - last_start;          // k * dilation must be at least this
+  const std::int64_t over = t - last_start;  // k * dilation must be at least this
   const std::int64_t lo = over <= 0 ? 0 : over / dilation_ + (over % dilation_ != 0);
   const std::int64_t residue = t % stride_;
   if (lo > hi || residue % gcd_ != 0) return {};
@@ -130,14 +130,17 @@ std::int64_t conv_real_tap_pairs(std::int64_t out_size, std::int64_t stride, std
 Conv2DAttrs parse_conv2d_attrs(std::string_view op, const AttrMap& attrs) {
   Conv2DAttrs a;
   const auto& format = get_attr<std::string>(attrs, "data_format");
-  if (format == "NHWC") a.data_format = DataFormat::NHWC;
-  else if (format == "NCHW") a.data_format = DataFormat::NCHW;
-  else invalid_argument(op, ": Invalid data format: '", format, "'; expected NHWC or NCHW");
+  if (format == "NHWC")
+    a.data_format = DataFormat::NHWC;
+  else if (format == "NCHW")
+    a.data_format = DataFormat::NCHW;
+  else
+    invalid_argument(op, ": Invalid data format: '", format, "'; expected NHWC or NCHW");
   const Axes ax = axes_of(a.data_format);
 
   const auto& strides = get_attr<std::vector<std::int64_t>>(attrs, "strides");
-  DAGRAD_REQUIRE(strides.size() == 4, op, ": Sliding window strides field must specify 4 dimensions, got strides = ",
-                 list_to_string(strides));
+  DAGRAD_REQUIRE(strides.size() == 4, op,
+                 ": Sliding window strides field must specify 4 dimensions, got strides = ", list_to_string(strides));
   DAGRAD_REQUIRE(strides[ax.n] == 1 && strides[ax.c] == 1, op,
                  ": Current implementation does not yet support strides in the batch and depth dimensions. strides = ",
                  list_to_string(strides), ", data_format = ", format);
@@ -147,9 +150,9 @@ Conv2DAttrs parse_conv2d_attrs(std::string_view op, const AttrMap& attrs) {
                  ": Row and column strides should be larger than 0. strides = ", list_to_string(strides));
 
   const auto& dilations = get_attr<std::vector<std::int64_t>>(attrs, "dilations");
-  DAGRAD_REQUIRE(dilations.size() == 4, op,
-                 ": Sliding window dilations field must specify 4 dimensions, got dilations = ",
-                 list_to_string(dilations));
+  DAGRAD_REQUIRE(
+      dilations.size() == 4, op,
+      ": Sliding window dilations field must specify 4 dimensions, got dilations = ", list_to_string(dilations));
   DAGRAD_REQUIRE(dilations[ax.n] == 1 && dilations[ax.c] == 1, op,
                  ": Current implementation does not yet support dilations in the batch and depth dimensions. "
                  "dilations = ",
@@ -160,16 +163,20 @@ Conv2DAttrs parse_conv2d_attrs(std::string_view op, const AttrMap& attrs) {
                  ": Dilated rates should be larger than 0. dilations = ", list_to_string(dilations));
 
   const auto& padding = get_attr<std::string>(attrs, "padding");
-  if (padding == "SAME") a.padding = Padding::Same;
-  else if (padding == "VALID") a.padding = Padding::Valid;
-  else if (padding == "EXPLICIT") a.padding = Padding::Explicit;
-  else invalid_argument(op, ": Invalid padding: '", padding, "'; expected SAME, VALID or EXPLICIT");
+  if (padding == "SAME")
+    a.padding = Padding::Same;
+  else if (padding == "VALID")
+    a.padding = Padding::Valid;
+  else if (padding == "EXPLICIT")
+    a.padding = Padding::Explicit;
+  else
+    invalid_argument(op, ": Invalid padding: '", padding, "'; expected SAME, VALID or EXPLICIT");
 
   // TF's CheckValidPadding, in its order.
   const auto& explicit_paddings = get_attr<std::vector<std::int64_t>>(attrs, "explicit_paddings");
   if (a.padding == Padding::Explicit) {
-    DAGRAD_REQUIRE(explicit_paddings.size() == 8, op, ": explicit_paddings attribute must contain 8 values, but got: ",
-                   explicit_paddings.size());
+    DAGRAD_REQUIRE(explicit_paddings.size() == 8, op,
+                   ": explicit_paddings attribute must contain 8 values, but got: ", explicit_paddings.size());
     for (auto p : explicit_paddings) {
       DAGRAD_REQUIRE(p >= 0, op, ": All elements of explicit_paddings must be nonnegative, got explicit_paddings = ",
                      list_to_string(explicit_paddings));
@@ -229,16 +236,14 @@ std::int64_t windowed_output_size(std::int64_t in, std::int64_t filter, std::int
     }
   }
   if (out < 0) {
-    invalid_argument("Computed output size would be negative: ", static_cast<std::int64_t>(out),
-                     " [input_size: ", in, ", effective_filter_size: ", static_cast<std::int64_t>(eff),
-                     ", stride: ", stride, "]");
+    invalid_argument("Computed output size would be negative: ", static_cast<std::int64_t>(out), " [input_size: ", in,
+                     ", effective_filter_size: ", static_cast<std::int64_t>(eff), ", stride: ", stride, "]");
   }
   DAGRAD_REQUIRE(out <= kMax, "output size overflows int64 [input_size: ", in, ", stride: ", stride, "]");
   return static_cast<std::int64_t>(out);
 }
 
-Conv2DGeometry conv2d_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input,
-                               const Shape& filter) {
+Conv2DGeometry conv2d_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input, const Shape& filter) {
   DAGRAD_REQUIRE(input.rank() == 4, op, ": input must be 4-dimensional, got shape ", input.to_string());
   DAGRAD_REQUIRE(filter.rank() == 4, op, ": filter must be 4-dimensional, got shape ", filter.to_string());
   for (int i = 0; i < 4; ++i) {

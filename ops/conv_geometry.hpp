@@ -113,8 +113,7 @@ Conv2DAttrs parse_conv2d_attrs(std::string_view op, const AttrMap& attrs);
 
 // Computes the geometry from the input shape and the filter shape (HWIO) and validates them
 // together. Unknown dims (-1) propagate to unknown output dims.
-Conv2DGeometry conv2d_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input,
-                               const Shape& filter);
+Conv2DGeometry conv2d_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input, const Shape& filter);
 
 // The backprop ops' checks of out_backprop against the geometry (rank, batch, depth and each
 // spatial size, TF's wording: "Size of out_backprop doesn't match computed: ..."). Unknown dims pass.

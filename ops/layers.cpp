@@ -17,15 +17,19 @@
 namespace dagrad::layers {
 
 Tensor glorot_uniform(const Shape& shape, std::int64_t fan_in, std::int64_t fan_out, std::uint64_t seed, DType dtype) {
-  if (fan_in <= 0 || fan_out <= 0) invalid_argument("glorot_uniform: fan_in and fan_out must be positive, got ", fan_in, " and ", fan_out);
-  if (dtype != DType::Float32 && dtype != DType::Float64) invalid_argument("glorot_uniform: dtype must be float or double, got ", dtype_name(dtype));
+  if (fan_in <= 0 || fan_out <= 0)
+    invalid_argument("glorot_uniform: fan_in and fan_out must be positive, got ", fan_in, " and ", fan_out);
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    invalid_argument("glorot_uniform: dtype must be float or double, got ", dtype_name(dtype));
   const double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));
   Tensor t = Tensor::empty(dtype, shape);
   SplitMix64 rng(seed);
   for (std::int64_t i = 0; i < t.num_elements(); ++i) {
     const double v = limit * (2 * rng.uniform() - 1);
-    if (dtype == DType::Float32) t.data<float>()[i] = static_cast<float>(v);
-    else t.data<double>()[i] = v;
+    if (dtype == DType::Float32)
+      t.data<float>()[i] = static_cast<float>(v);
+    else
+      t.data<double>()[i] = v;
   }
   return t;
 }
@@ -61,26 +65,30 @@ const Node& VariableSet::initializer(Graph& g, std::string_view name) {
 Output Layers::conv2d(Output x, std::string_view name, std::int64_t filters, std::int64_t kernel_size,
                       std::int64_t stride, std::string_view padding, bool relu) {
   if (x.shape().rank() != 4 || x.shape()[3] < 0) {
-    invalid_argument("Layers::conv2d '", name, "': input must be NHWC with a known channel count, got ", x.shape().to_string());
+    invalid_argument("Layers::conv2d '", name, "': input must be NHWC with a known channel count, got ",
+                     x.shape().to_string());
   }
   const std::int64_t in = x.shape()[3], taps = kernel_size * kernel_size;
   Output kernel = vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{kernel_size, kernel_size, in, filters},
                                        taps * in, taps * filters, x.dtype());
   Output bias = vars_->create_zeros(*g_, str_cat(name, "/bias"), Shape{filters}, x.dtype());
-  Output y = ops::conv2d(*g_, x, kernel,
-                         {.strides = {1, stride, stride, 1}, .padding = std::string(padding), .name = str_cat(name, "/Conv2D")});
+  Output y = ops::conv2d(
+      *g_, x, kernel,
+      {.strides = {1, stride, stride, 1}, .padding = std::string(padding), .name = str_cat(name, "/Conv2D")});
   y = ops::bias_add(*g_, y, bias, "NHWC", str_cat(name, "/BiasAdd"));
   return relu ? ops::relu(*g_, y, str_cat(name, "/Relu")) : y;
 }
 
 Output Layers::max_pool(Output x, std::int64_t size, std::int64_t stride, std::string_view padding) {
-  return ops::max_pool(*g_, x, {.ksize = {1, size, size, 1}, .strides = {1, stride, stride, 1}, .padding = std::string(padding)});
+  return ops::max_pool(
+      *g_, x, {.ksize = {1, size, size, 1}, .strides = {1, stride, stride, 1}, .padding = std::string(padding)});
 }
 
 Output Layers::flatten(Output x) {
   std::int64_t features = 1;
   for (int i = 1; i < x.shape().rank(); ++i) {
-    if (x.shape()[i] < 0) invalid_argument("Layers::flatten: dims after the batch must be known, got ", x.shape().to_string());
+    if (x.shape()[i] < 0)
+      invalid_argument("Layers::flatten: dims after the batch must be known, got ", x.shape().to_string());
     features *= x.shape()[i];
   }
   return ops::reshape(*g_, x, std::vector<std::int64_t>{-1, features});
@@ -88,7 +96,8 @@ Output Layers::flatten(Output x) {
 
 Output Layers::dense(Output x, std::string_view name, std::int64_t units, bool relu) {
   if (x.shape().rank() != 2 || x.shape()[1] < 0) {
-    invalid_argument("Layers::dense '", name, "': input must be [batch, features] with known features, got ", x.shape().to_string());
+    invalid_argument("Layers::dense '", name, "': input must be [batch, features] with known features, got ",
+                     x.shape().to_string());
   }
   const std::int64_t in = x.shape()[1];
   Output kernel = vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{in, units}, in, units, x.dtype());

@@ -25,8 +25,8 @@ class VariableSet {
   // the ones an optimiser updates; slots and counters are not.
   Output create(Graph& g, std::string_view name, Tensor initial, bool trainable = true);
   // Glorot-uniform initial value from the set's seed and the variable's position in the set.
-  Output create_glorot(Graph& g, std::string_view name, const Shape& shape, std::int64_t fan_in,
-                       std::int64_t fan_out, DType dtype = DType::Float32);
+  Output create_glorot(Graph& g, std::string_view name, const Shape& shape, std::int64_t fan_in, std::int64_t fan_out,
+                       DType dtype = DType::Float32);
   Output create_zeros(Graph& g, std::string_view name, const Shape& shape, DType dtype = DType::Float32,
                       bool trainable = true);
 

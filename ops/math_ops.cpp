@@ -23,15 +23,19 @@ void reduction_shape(ShapeContext& c) {
     return;
   }
   if (axes == nullptr) {
-    invalid_argument(c.op_name(), ": 'axis' must be known when the graph is built (a Const node) unless keep_dims is true");
+    invalid_argument(c.op_name(),
+                     ": 'axis' must be known when the graph is built (a Const node) unless keep_dims is true");
   }
-  if (axes->rank() > 1) invalid_argument(c.op_name(), ": 'axis' must be a scalar or vector, got shape ", axes->shape().to_string());
+  if (axes->rank() > 1)
+    invalid_argument(c.op_name(), ": 'axis' must be a scalar or vector, got shape ", axes->shape().to_string());
   const auto mask = reduction_mask(axes->to_int64_vector(), in.rank());
   const bool keep = c.attr<bool>("keep_dims");
   std::vector<std::int64_t> dims;
   for (int i = 0; i < in.rank(); ++i) {
-    if (!mask[static_cast<std::size_t>(i)]) dims.push_back(in[i]);
-    else if (keep) dims.push_back(1);
+    if (!mask[static_cast<std::size_t>(i)])
+      dims.push_back(in[i]);
+    else if (keep)
+      dims.push_back(1);
   }
   c.set_output(0, Shape(dims));
 }
@@ -39,7 +43,8 @@ void reduction_shape(ShapeContext& c) {
 Output reduce(Graph& g, std::string_view op, Output x, std::vector<std::int64_t> axes, bool keep_dims,
               std::string_view name) {
   const auto n = static_cast<std::int64_t>(axes.size());
-  Output axis = constant(g, Tensor::from_values<std::int64_t>(Shape{n}, axes), str_cat(name.empty() ? op : name, "/axis"));
+  Output axis =
+      constant(g, Tensor::from_values<std::int64_t>(Shape{n}, axes), str_cat(name.empty() ? op : name, "/axis"));
   return g.output(g.add_node(op, {x, axis}, {{"keep_dims", keep_dims}}, name).id);
 }
 
@@ -60,7 +65,13 @@ void register_math_ops(OpRegistry& r) {
               .doc(doc)
               .build());
   }
-  r.add(OpDefBuilder("Neg").input("x", "T").output("y", "T").attr_type("T", kNumeric).shape_fn(same_shape_as_input).doc("-x.").build());
+  r.add(OpDefBuilder("Neg")
+            .input("x", "T")
+            .output("y", "T")
+            .attr_type("T", kNumeric)
+            .shape_fn(same_shape_as_input)
+            .doc("-x.")
+            .build());
   r.add(OpDefBuilder("Reciprocal")
             .input("x", "T")
             .output("y", "T")
@@ -79,8 +90,10 @@ void register_math_ops(OpRegistry& r) {
                 const Shape& s = c.input_shape(i);
                 bool ok = s.rank() == out.rank();
                 for (int d = 0; ok && d < s.rank(); ++d) {
-                  if (out[d] < 0) out[d] = s[d];
-                  else ok = s[d] < 0 || s[d] == out[d];
+                  if (out[d] < 0)
+                    out[d] = s[d];
+                  else
+                    ok = s[d] < 0 || s[d] == out[d];
                 }
                 if (!ok) {
                   invalid_argument("AddN: inputs must have the same shape; input 0 has ", c.input_shape(0).to_string(),
@@ -105,9 +118,15 @@ void register_math_ops(OpRegistry& r) {
   }
 }
 
-Output add(Graph& g, Output x, Output y, std::string_view name) { return g.output(g.add_node("AddV2", {x, y}, {}, name).id); }
-Output sub(Graph& g, Output x, Output y, std::string_view name) { return g.output(g.add_node("Sub", {x, y}, {}, name).id); }
-Output mul(Graph& g, Output x, Output y, std::string_view name) { return g.output(g.add_node("Mul", {x, y}, {}, name).id); }
+Output add(Graph& g, Output x, Output y, std::string_view name) {
+  return g.output(g.add_node("AddV2", {x, y}, {}, name).id);
+}
+Output sub(Graph& g, Output x, Output y, std::string_view name) {
+  return g.output(g.add_node("Sub", {x, y}, {}, name).id);
+}
+Output mul(Graph& g, Output x, Output y, std::string_view name) {
+  return g.output(g.add_node("Mul", {x, y}, {}, name).id);
+}
 Output neg(Graph& g, Output x, std::string_view name) { return g.output(g.add_node("Neg", {x}, {}, name).id); }
 Output reciprocal(Graph& g, Output x, std::string_view name) {
   return g.output(g.add_node("Reciprocal", {x}, {}, name).id);

@@ -46,8 +46,10 @@ void transpose_shape(ShapeContext& c) {
   std::vector<std::int64_t> dims;
   for (std::size_t i = 0; i < perm.size(); ++i) {
     const std::int64_t p = perm[i];
-    if (p < 0 || p >= x.rank()) invalid_argument("Transpose: perm[", i, "] = ", p, " is out of range [0, ", x.rank(), ")");
-    if (seen[static_cast<std::size_t>(p)]) invalid_argument("Transpose: perm has ", p, " more than once: ", Shape(perm).to_string());
+    if (p < 0 || p >= x.rank())
+      invalid_argument("Transpose: perm[", i, "] = ", p, " is out of range [0, ", x.rank(), ")");
+    if (seen[static_cast<std::size_t>(p)])
+      invalid_argument("Transpose: perm has ", p, " more than once: ", Shape(perm).to_string());
     seen[static_cast<std::size_t>(p)] = true;
     dims.push_back(x[static_cast<int>(p)]);
   }
@@ -86,7 +88,8 @@ Output mat_mul(Graph& g, Output a, Output b, bool transpose_a, bool transpose_b,
 Output transpose(Graph& g, Output x, std::vector<std::int64_t> perm, std::string_view name) {
   const auto n = static_cast<std::int64_t>(perm.size());
   std::vector<std::int32_t> values(perm.begin(), perm.end());
-  Output p = constant(g, Tensor::from_values<std::int32_t>(Shape{n}, values), str_cat(name.empty() ? "Transpose" : name, "/perm"));
+  Output p = constant(g, Tensor::from_values<std::int32_t>(Shape{n}, values),
+                      str_cat(name.empty() ? "Transpose" : name, "/perm"));
   return transpose(g, x, p, name);
 }
 

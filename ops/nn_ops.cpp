@@ -88,8 +88,10 @@ void sparse_xent_shape(ShapeContext& c) {
   }
   Shape out = logits;
   if (!merge_dim(logits[0], labels[0], &out[0])) {
-    invalid_argument("SparseSoftmaxCrossEntropyWithLogits: logits and labels must have the same first dimension, "
-                     "got logits shape ", logits.to_string(), " and labels shape ", labels.to_string());
+    invalid_argument(
+        "SparseSoftmaxCrossEntropyWithLogits: logits and labels must have the same first dimension, "
+        "got logits shape ",
+        logits.to_string(), " and labels shape ", labels.to_string());
   }
   c.set_output(0, Shape{out[0]});
   c.set_output(1, out);
@@ -123,8 +125,10 @@ ChannelSplit split_at_channel(const Shape& shape, std::string_view data_format) 
   ChannelSplit s;
   for (int i = 0; i < shape.rank(); ++i) {
     // Checked: the dims of an empty tensor may multiply past int64 (callers skip empty tensors).
-    if (i < axis) s.outer = checked_mul(s.outer, shape[i], "bias outer size");
-    else if (i > axis) s.inner = checked_mul(s.inner, shape[i], "bias inner size");
+    if (i < axis)
+      s.outer = checked_mul(s.outer, shape[i], "bias outer size");
+    else if (i > axis)
+      s.inner = checked_mul(s.inner, shape[i], "bias inner size");
   }
   s.channels = shape[axis];
   return s;
@@ -207,11 +211,15 @@ Output bias_add(Graph& g, Output value, Output bias, std::string_view data_forma
 Output bias_add_grad(Graph& g, Output out_backprop, std::string_view data_format, std::string_view name) {
   return g.output(g.add_node("BiasAddGrad", {out_backprop}, {{"data_format", std::string(data_format)}}, name).id);
 }
-Output relu(Graph& g, Output features, std::string_view name) { return g.output(g.add_node("Relu", {features}, {}, name).id); }
+Output relu(Graph& g, Output features, std::string_view name) {
+  return g.output(g.add_node("Relu", {features}, {}, name).id);
+}
 Output relu_grad(Graph& g, Output gradients, Output features, std::string_view name) {
   return g.output(g.add_node("ReluGrad", {gradients, features}, {}, name).id);
 }
-Output softmax(Graph& g, Output logits, std::string_view name) { return g.output(g.add_node("Softmax", {logits}, {}, name).id); }
+Output softmax(Graph& g, Output logits, std::string_view name) {
+  return g.output(g.add_node("Softmax", {logits}, {}, name).id);
+}
 Output log_softmax(Graph& g, Output logits, std::string_view name) {
   return g.output(g.add_node("LogSoftmax", {logits}, {}, name).id);
 }

@@ -44,8 +44,8 @@ void check_valid_padding(std::string_view op, const std::string& padding, const 
                    list_to_string(paddings), " with padding = ", padding);
     return;
   }
-  DAGRAD_REQUIRE(paddings.size() == 8, op, ": explicit_paddings attribute must contain 8 values, but got: ",
-                 paddings.size());
+  DAGRAD_REQUIRE(paddings.size() == 8, op,
+                 ": explicit_paddings attribute must contain 8 values, but got: ", paddings.size());
   for (auto p : paddings) {
     DAGRAD_REQUIRE(p >= 0, op, ": All elements of explicit_paddings must be nonnegative, got explicit_paddings = ",
                    list_to_string(paddings));
@@ -60,7 +60,8 @@ void check_valid_padding(std::string_view op, const std::string& padding, const 
 // TF's CheckPaddingSize: each explicit padding is smaller than the window along its dim.
 void check_padding_size(std::string_view op, const Pool2DGeometry& g) {
   const auto require = [&](std::int64_t pad, std::int64_t window, const char* side) {
-    DAGRAD_REQUIRE(pad < window, op, ": ", side, " padding ", pad, " needs to be smaller than the window size ", window);
+    DAGRAD_REQUIRE(pad < window, op, ": ", side, " padding ", pad, " needs to be smaller than the window size ",
+                   window);
   };
   require(g.pad_top, g.window_rows, "Top");
   require(g.pad_bottom, g.window_rows, "Bottom");
@@ -71,7 +72,8 @@ void check_padding_size(std::string_view op, const Pool2DGeometry& g) {
 void require_same_shape(std::string_view op, std::string_view what, const Shape& expected, const Shape& got) {
   bool ok = expected.rank() == got.rank();
   for (int i = 0; ok && i < got.rank(); ++i) ok = expected[i] < 0 || got[i] < 0 || expected[i] == got[i];
-  if (!ok) invalid_argument(op, ": Expected ", what, " shape to be ", expected.to_string(), ", but got ", got.to_string());
+  if (!ok)
+    invalid_argument(op, ": Expected ", what, " shape to be ", expected.to_string(), ", but got ", got.to_string());
 }
 
 void pool_shape(ShapeContext& c) {
@@ -115,7 +117,8 @@ void avg_pool_grad_shape(ShapeContext& c) {
 OpDefBuilder& pool_attrs(OpDefBuilder& b, bool explicit_padding = false) {
   b.attr_type("T", kFloats, DType::Float32).attr_list_int("ksize").attr_list_int("strides");
   if (explicit_padding) {
-    b.attr_string("padding", {"SAME", "VALID", "EXPLICIT"}).attr_list_int("explicit_paddings", std::vector<std::int64_t>{});
+    b.attr_string("padding", {"SAME", "VALID", "EXPLICIT"})
+        .attr_list_int("explicit_paddings", std::vector<std::int64_t>{});
   } else {
     b.attr_string("padding", {"SAME", "VALID"});
   }
@@ -163,8 +166,7 @@ Pool2DGeometry pool2d_geometry(std::string_view op, const AttrMap& attrs, const 
   const auto& padding = get_attr<std::string>(attrs, "padding");
   const auto paddings_it = attrs.find("explicit_paddings");
   static const std::vector<std::int64_t> kNone;
-  const auto& paddings =
-      paddings_it == attrs.end() ? kNone : std::get<std::vector<std::int64_t>>(paddings_it->second);
+  const auto& paddings = paddings_it == attrs.end() ? kNone : std::get<std::vector<std::int64_t>>(paddings_it->second);
   check_valid_padding(op, padding, paddings, geo.nchw);
   if (input.rank() != 4) invalid_argument(op, ": input must be 4-dimensional, got shape ", input.to_string());
   geo.batch = input[0];
@@ -183,10 +185,8 @@ Pool2DGeometry pool2d_geometry(std::string_view op, const AttrMap& attrs, const 
     geo.pad_right = paddings[static_cast<std::size_t>(2 * w + 1)];
     check_padding_size(op, geo);
   }
-  window_1d(op, "rows", geo.rows, geo.window_rows, geo.stride_rows, mode, &geo.out_rows, &geo.pad_top,
-            &geo.pad_bottom);
-  window_1d(op, "cols", geo.cols, geo.window_cols, geo.stride_cols, mode, &geo.out_cols, &geo.pad_left,
-            &geo.pad_right);
+  window_1d(op, "rows", geo.rows, geo.window_rows, geo.stride_rows, mode, &geo.out_rows, &geo.pad_top, &geo.pad_bottom);
+  window_1d(op, "cols", geo.cols, geo.window_cols, geo.stride_cols, mode, &geo.out_cols, &geo.pad_left, &geo.pad_right);
   return geo;
 }
 

@@ -37,9 +37,9 @@ struct Pool2DGeometry {
 Pool2DGeometry pool2d_geometry(std::string_view op, const AttrMap& attrs, const Shape& input);
 
 struct PoolOptions {
-  std::vector<std::int64_t> ksize;    // 4 entries in data_format order, e.g. {1, 2, 2, 1}
-  std::vector<std::int64_t> strides;  // 4 entries
-  std::string padding = "VALID";      // "SAME", "VALID", or "EXPLICIT" (max-pool ops only)
+  std::vector<std::int64_t> ksize;              // 4 entries in data_format order, e.g. {1, 2, 2, 1}
+  std::vector<std::int64_t> strides;            // 4 entries
+  std::string padding = "VALID";                // "SAME", "VALID", or "EXPLICIT" (max-pool ops only)
   std::vector<std::int64_t> explicit_paddings;  // 8 entries (before, after per dim) iff EXPLICIT
   std::string data_format = "NHWC";
 };

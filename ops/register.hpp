@@ -8,7 +8,7 @@ namespace dagrad::ops {
 void register_array_ops(OpRegistry& registry);
 void register_math_ops(OpRegistry& registry);
 void register_state_ops(OpRegistry& registry);
-void register_conv2d_ops(OpRegistry& registry);  // conv2d.cpp
+void register_conv2d_ops(OpRegistry& registry);    // conv2d.cpp
 void register_nn_ops(OpRegistry& registry);        // nn_ops.cpp
 void register_pooling_ops(OpRegistry& registry);   // pooling_ops.cpp
 void register_matrix_ops(OpRegistry& registry);    // matrix_ops.cpp

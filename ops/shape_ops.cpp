@@ -142,8 +142,9 @@ Shape resolve_reshape(const std::vector<std::int64_t>& dims, std::int64_t num_el
   if (num_elements < 0) return Shape(out);
   if (unknown != -1) {
     if (product == 0) {
-      invalid_argument("Reshape cannot infer the missing input size for an empty tensor unless all specified "
-                       "input sizes are non-zero");
+      invalid_argument(
+          "Reshape cannot infer the missing input size for an empty tensor unless all specified "
+          "input sizes are non-zero");
     }
     const std::int64_t missing = num_elements / product;
     if (missing * product != num_elements) {

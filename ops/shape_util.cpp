@@ -12,12 +12,18 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
     const int ia = a.rank() - rank + i, ib = b.rank() - rank + i;
     const std::int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
     std::int64_t d;
-    if (da == db) d = da;
-    else if (da == 1) d = db;
-    else if (db == 1) d = da;
-    else if (da < 0) d = db;  // unknown vs known: the known one, checked at run time
-    else if (db < 0) d = da;
-    else invalid_argument("Incompatible shapes: ", a.to_string(), " vs. ", b.to_string());
+    if (da == db)
+      d = da;
+    else if (da == 1)
+      d = db;
+    else if (db == 1)
+      d = da;
+    else if (da < 0)
+      d = db;  // unknown vs known: the known one, checked at run time
+    else if (db < 0)
+      d = da;
+    else
+      invalid_argument("Incompatible shapes: ", a.to_string(), " vs. ", b.to_string());
     dims[static_cast<std::size_t>(i)] = d;
   }
   return Shape(dims);

@@ -45,7 +45,9 @@ void register_state_ops(OpRegistry& r) {
 }
 
 Output variable(Graph& g, Shape shape, DType dtype, std::string_view name) {
-  return g.output(g.add_node("VariableV2", {}, {{"shape", std::move(shape)}, {"dtype", dtype}}, name.empty() ? "Variable" : name).id);
+  return g.output(
+      g.add_node("VariableV2", {}, {{"shape", std::move(shape)}, {"dtype", dtype}}, name.empty() ? "Variable" : name)
+          .id);
 }
 
 Output assign(Graph& g, Output ref, Output value, bool validate_shape, std::string_view name) {

@@ -17,7 +17,9 @@ void require_like_var(ShapeContext& c, int i, std::string_view name) {
   const Shape& other = c.input_shape(i);
   bool ok = var.rank() == other.rank();
   for (int d = 0; ok && d < var.rank(); ++d) ok = var[d] < 0 || other[d] < 0 || var[d] == other[d];
-  if (!ok) invalid_argument(c.op_name(), ": var and ", name, " do not have the same shape", var.to_string(), " ", other.to_string());
+  if (!ok)
+    invalid_argument(c.op_name(), ": var and ", name, " do not have the same shape", var.to_string(), " ",
+                     other.to_string());
 }
 
 void require_scalar(ShapeContext& c, int i, std::string_view name) {
@@ -121,11 +123,11 @@ Output apply_momentum(Graph& g, Output var, Output accum, Output lr, Output grad
 }
 
 Output apply_adam(Graph& g, const AdamInputs& in, bool use_nesterov, std::string_view name) {
-  return g.output(g.add_node("ApplyAdam",
-                             {in.var, in.m, in.v, in.beta1_power, in.beta2_power, in.lr, in.beta1, in.beta2,
-                              in.epsilon, in.grad},
-                             {{"use_nesterov", use_nesterov}}, name)
-                      .id);
+  return g.output(
+      g.add_node("ApplyAdam",
+                 {in.var, in.m, in.v, in.beta1_power, in.beta2_power, in.lr, in.beta1, in.beta2, in.epsilon, in.grad},
+                 {{"use_nesterov", use_nesterov}}, name)
+          .id);
 }
 
 }  // namespace dagrad::ops

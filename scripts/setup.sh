@@ -10,6 +10,7 @@ packages=(
   libtbb-dev                         # CPU parallelism
   catch2                             # tests (2.13)
   clang libclang-rt-14-dev llvm      # sanitizer + libFuzzer build (llvm-symbolizer for reports)
+  clang-format                       # scripts/check_format.sh
   libcli11-dev                       # CLI parsing
   zlib1g-dev                         # gzipped IDX datasets
   nlohmann-json3-dev                 # checkpoint manifests (JSON)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite on a fresh Debian 12 machine:
+#   0. the include direction of DESIGN.md (scripts/check_layers.sh) and .clang-format,
 #   1. AddressSanitizer + UndefinedBehaviorSanitizer, built with clang and libFuzzer coverage
 #      (CUDA off: the GPU tests skip here anyway): the test suite, then every fuzz target for a
 #      bounded time (scripts/fuzz.sh),
@@ -22,8 +23,9 @@ run_ctest() {
   (cd "$1" && ctest --output-on-failure --timeout 1500 -j "$jobs")
 }
 
-section "layering"
+section "include direction and formatting"
 "$root/scripts/check_layers.sh"
+"$root/scripts/check_format.sh"
 
 if [ "$quick" = 0 ]; then
   section "sanitizer build (clang, with libFuzzer coverage)"

@@ -21,7 +21,8 @@ AttrMap parse_attr_args(const OpDef& def, const std::vector<std::string>& name_v
     try {
       attrs.emplace(name, parse_attr(attr->kind, value));
     } catch (const Error& e) {
-      throw Error(e.code(), str_cat(def.name, ": attribute '", name, "' (", attr_kind_name(attr->kind), "): ", e.what()));
+      throw Error(e.code(),
+                  str_cat(def.name, ": attribute '", name, "' (", attr_kind_name(attr->kind), "): ", e.what()));
     }
   }
   return attrs;

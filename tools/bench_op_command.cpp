@@ -51,7 +51,8 @@ std::string json_dims(const Shape& shape) {
 std::optional<double> op_flops(const PreparedOp& op, const AttrMap& attrs, const std::vector<Tensor>& outputs) {
   const std::string& name = op.def->name;
   if (name.rfind("Conv2D", 0) != 0) return std::nullopt;
-  const bool wrt_input = name.rfind("Conv2DBackpropInput", 0) == 0, wrt_filter = name.rfind("Conv2DBackpropFilter", 0) == 0;
+  const bool wrt_input = name.rfind("Conv2DBackpropInput", 0) == 0,
+             wrt_filter = name.rfind("Conv2DBackpropFilter", 0) == 0;
   const Shape& input = wrt_input ? outputs.at(0).shape() : op.inputs.at(0).shape();
   const Shape& filter = wrt_filter ? outputs.at(0).shape() : op.inputs.at(1).shape();
   return ops::conv2d_geometry(name, ops::parse_conv2d_attrs(name, attrs), input, filter).flops();

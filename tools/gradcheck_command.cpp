@@ -47,7 +47,8 @@ Subcommand add_gradcheck_command(CLI::App& parent) {
   app->add_option("--directions", o->check.directions, "Fast mode: random directions per input")
       ->check(integer_in(1, 10000));
   app->add_option("--step", o->check.step, "Finite-difference step (default: per dtype)")->check(positive_number());
-  app->add_option("--atol", o->check.atol, "Absolute tolerance, times max(1, largest Jacobian entry) (default: per dtype)")
+  app->add_option("--atol", o->check.atol,
+                  "Absolute tolerance, times max(1, largest Jacobian entry) (default: per dtype)")
       ->check(positive_number());
   app->add_option("--rtol", o->check.rtol, "Relative tolerance (default: per dtype)")->check(positive_number());
   return {app,

@@ -107,7 +107,8 @@ Tensor make_input(std::string_view spec) {
   if (starts_with(spec, "zeros:")) return Tensor::zeros(DType::Float32, parse_dims(spec.substr(6), spec));
   if (starts_with(spec, "scalar:")) return scalar_tensor(spec.substr(7), spec);
   if (starts_with(spec, "ints:")) return ints_tensor(spec.substr(5), spec);
-  if (spec.empty()) invalid_argument("empty SPEC; expected FILE.npy, random:D0,..., zeros:D0,..., scalar:V or ints:v0,...");
+  if (spec.empty())
+    invalid_argument("empty SPEC; expected FILE.npy, random:D0,..., zeros:D0,..., scalar:V or ints:v0,...");
   return read_npy(std::string(spec));
 }
 
@@ -147,7 +148,8 @@ OpInputs op_inputs(const OpDef& def, const std::vector<std::string>& name_specs)
       }
       result.args.push_back(&arg);
     }
-    if (count == 0) invalid_argument(def.name, ": missing input '", arg.name, "' (give it with --in ", arg.name, "=SPEC)");
+    if (count == 0)
+      invalid_argument(def.name, ": missing input '", arg.name, "' (give it with --in ", arg.name, "=SPEC)");
   }
   return result;
 }

@@ -24,8 +24,8 @@ Tensor make_input(std::string_view spec);
 std::pair<std::string, std::string> split_name_value(std::string_view text, std::string_view flag);
 
 struct OpInputs {
-  std::vector<Tensor> tensors;           // in the op's flat input order
-  std::vector<const ArgDef*> args;       // the schema argument of each tensor
+  std::vector<Tensor> tensors;      // in the op's flat input order
+  std::vector<const ArgDef*> args;  // the schema argument of each tensor
 };
 
 // Matches NAME=SPEC arguments to the op's inputs: every input must be given once; a list input

@@ -45,8 +45,9 @@ void check_backend(const PreparedOp& op) {
   for (const KernelDef* k : kernel_registry().list(op.def->name)) {
     if (k->device == op.device.kind && k->dtype == dtype) have += (have.empty() ? "" : ", ") + k->backend;
   }
-  fail(Code::NotFound, op.def->name, ": no kernel from backend '", op.backend, "' on ", device_kind_name(op.device.kind),
-       " for dtype ", dtype_name(dtype), "; registered backends: ", have.empty() ? std::string("none") : have);
+  fail(Code::NotFound, op.def->name, ": no kernel from backend '", op.backend, "' on ",
+       device_kind_name(op.device.kind), " for dtype ", dtype_name(dtype),
+       "; registered backends: ", have.empty() ? std::string("none") : have);
 }
 
 }  // namespace

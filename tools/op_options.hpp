@@ -19,8 +19,8 @@ struct OpOptions {
   std::vector<std::string> attrs;   // NAME=VALUE
   std::string dtype;                // "": inputs keep their dtypes
   std::string device = "cpu";
-  int threads = 0;                  // 0: all cores
-  std::string backend;              // "": the highest-priority kernel
+  int threads = 0;      // 0: all cores
+  std::string backend;  // "": the highest-priority kernel
 };
 
 // Adds the OP positional and the options above to `app`; values land in `options`, which must

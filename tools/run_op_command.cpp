@@ -45,7 +45,8 @@ std::vector<std::pair<std::size_t, std::string>> out_files(const OpDef& def, con
     } else {
       invalid_argument(def.name, ": has outputs ", names, "; name one with --out NAME=FILE.npy");
     }
-    if (files.back().second.empty()) throw UsageError("--out expects NAME=FILE.npy or FILE.npy, got " + abbreviated(text));
+    if (files.back().second.empty())
+      throw UsageError("--out expects NAME=FILE.npy or FILE.npy, got " + abbreviated(text));
   }
   return files;
 }

@@ -27,16 +27,14 @@ Grads conv2d_grad(Graph& g, const Node& n, const std::vector<Output>& d) {
 // input_sizes (V1): shape only, no gradient.
 Grads backprop_input_grad(Graph& g, const Node& n, const std::vector<Output>& d) {
   const Output w = n.inputs[1], dy = n.inputs[2];
-  return {std::nullopt, conv_like(g, "Conv2DBackpropFilterV2", {d[0], w, dy}, n),
-          conv_like(g, "Conv2D", {d[0], w}, n)};
+  return {std::nullopt, conv_like(g, "Conv2DBackpropFilterV2", {d[0], w, dy}, n), conv_like(g, "Conv2D", {d[0], w}, n)};
 }
 
 // dw = BackpropFilter(x, dy) is bilinear in (x, dy): <G, BF(x, dy)> = <Conv2D(x, G), dy>
 // = <x, BI(G, dy)>. The filter (V2) or filter_sizes (V1) input is shape only.
 Grads backprop_filter_grad(Graph& g, const Node& n, const std::vector<Output>& d) {
   const Output x = n.inputs[0], dy = n.inputs[2];
-  return {conv_like(g, "Conv2DBackpropInputV2", {x, d[0], dy}, n), std::nullopt,
-          conv_like(g, "Conv2D", {x, d[0]}, n)};
+  return {conv_like(g, "Conv2DBackpropInputV2", {x, d[0], dy}, n), std::nullopt, conv_like(g, "Conv2D", {x, d[0]}, n)};
 }
 
 }  // namespace

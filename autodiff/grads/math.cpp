@@ -58,14 +58,17 @@ Grads sum_grad(Graph& g, const Node& n, const std::vector<Output>& d) {
 Grads mean_grad(Graph& g, const Node& n, const std::vector<Output>& d) {
   const Output x = n.inputs[0];
   Output kept = with_kept_dims(g, n, d[0]);
-  const Tensor* axis_value = n.inputs[1].op().op() == "Const" ? &get_attr<Tensor>(n.inputs[1].op().attrs, "value") : nullptr;
+  const Tensor* axis_value =
+      n.inputs[1].op().op() == "Const" ? &get_attr<Tensor>(n.inputs[1].op().attrs, "value") : nullptr;
   std::int64_t count = 1;
   bool known = axis_value != nullptr;
   if (known) {
     for (auto a : axis_value->to_int64_vector()) {
       const std::int64_t dim = x.shape()[static_cast<int>(a < 0 ? a + x.shape().rank() : a)];
-      if (dim < 0) known = false;
-      else count *= dim;
+      if (dim < 0)
+        known = false;
+      else
+        count *= dim;
     }
   }
   Output scaled;
@@ -90,9 +93,8 @@ void register_math_gradients(GradientRegistry& r) {
   r.add("Neg", [](Graph& g, const Node&, const std::vector<Output>& d) -> Grads { return {ops::neg(g, d[0])}; });
   r.add("Reciprocal", reciprocal_grad);
   // Every addend receives the whole gradient.
-  r.add("AddN", [](Graph&, const Node& n, const std::vector<Output>& d) -> Grads {
-    return Grads(n.inputs.size(), d[0]);
-  });
+  r.add("AddN",
+        [](Graph&, const Node& n, const std::vector<Output>& d) -> Grads { return Grads(n.inputs.size(), d[0]); });
   r.add("Sum", sum_grad);
   r.add("Mean", mean_grad);
 }

@@ -66,7 +66,7 @@ Output shape_int32(Graph& g, Output x) {
 
 constexpr std::initializer_list<const char*> kPoolAttrs = {"ksize", "strides", "padding", "data_format"};
 constexpr std::initializer_list<const char*> kMaxPoolAttrs = {"ksize", "strides", "padding", "explicit_paddings",
-                                                            "data_format"};
+                                                              "data_format"};
 
 Grads mat_mul_grad(Graph& g, const Node& n, const std::vector<Output>& grads) {
   const bool ta = get_attr<bool>(n.attrs, "transpose_a"), tb = get_attr<bool>(n.attrs, "transpose_b");
@@ -85,7 +85,8 @@ Grads transpose_grad(Graph& g, const Node& n, const std::vector<Output>& grads) 
   }
   const auto perm = get_attr<Tensor>(perm_node.attrs, "value").to_int64_vector();
   std::vector<std::int64_t> inverse(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
   return {ops::transpose(g, grads[0], inverse), std::nullopt};
 }
 

@@ -57,8 +57,8 @@ void for_each_tile(i64 cols, i64 step, i64 mr, i64 filter_cols, Src&& src, Tile&
 
 bool conv2d_depthwise_applies(const Conv2DGeometry& g) {
   // One channel (groups = 1) is an ordinary conv: the implicit GEMM vectorises over K there.
-  return g.data_format == ops::DataFormat::NHWC && g.filter_in_depth == 1 && g.groups == g.in_depth &&
-         g.in_depth > 1 && g.out_depth % g.in_depth == 0;
+  return g.data_format == ops::DataFormat::NHWC && g.filter_in_depth == 1 && g.groups == g.in_depth && g.in_depth > 1 &&
+         g.out_depth % g.in_depth == 0;
 }
 
 void conv2d_forward_depthwise(const Conv2DGeometry& g, const float* x, const float* f, float* y) {
@@ -145,7 +145,8 @@ void conv2d_backprop_input_depthwise(const Conv2DGeometry& g, const float* f, co
           for (i64 r = 0; r < count; ++r) a[len * count + r] = dy + (rt.row + src(iw0 + r * step, kw)) * K + c0 * m;
           b[len++] = f + (rt.tap + kw) * K + c0 * m;
         }
-      for (i64 r = 0; r < count; ++r) out[r] = m == 1 ? dx + (row * W + iw0 + r * step) * C + c0 : tmp.data() + r * cn * m;
+      for (i64 r = 0; r < count; ++r)
+        out[r] = m == 1 ? dx + (row * W + iw0 + r * step) * C + c0 : tmp.data() + r * cn * m;
       dk.taps(static_cast<int>(count), cn * m, a.data(), b.data(), len, out, false);
       if (m == 1) return;
       for (i64 r = 0; r < count; ++r) {

@@ -57,7 +57,8 @@ void conv2d_backprop_filter_depthwise(const Conv2DGeometry& g, const float* x, c
       if (m > 1) {  // this row's dy as [ow][j][c]
         for (i64 ow = 0; ow < OW; ++ow)
           for (i64 c = 0; c < cn; ++c)
-            for (i64 j = 0; j < m; ++j) dyt[static_cast<std::size_t>((ow * m + j) * cn + c)] = dyrow[ow * K + c * m + j];
+            for (i64 j = 0; j < m; ++j)
+              dyt[static_cast<std::size_t>((ow * m + j) * cn + c)] = dyrow[ow * K + c * m + j];
       }
       const auto iw_of = [&](i64 ow, i64 kw) {
         return ops::conv_input_pos(ow, kw, g.stride_cols, g.dilation_cols, g.pad_left, W);

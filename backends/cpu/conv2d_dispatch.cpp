@@ -56,11 +56,10 @@ bool fast_paths_bounded(const Conv2DGeometry& g, bool scans_input_positions) {
   const auto scanned = [&](i64 in, i64 out, i64 taps) {
     return static_cast<double>(scans_input_positions ? in : out) * static_cast<double>(taps);
   };
-  const double real =
-      static_cast<double>(ops::conv_real_tap_pairs(g.out_rows, g.stride_rows, g.dilation_rows, g.pad_top, g.in_rows,
-                                                   g.filter_rows)) *
-      static_cast<double>(ops::conv_real_tap_pairs(g.out_cols, g.stride_cols, g.dilation_cols, g.pad_left, g.in_cols,
-                                                   g.filter_cols));
+  const double real = static_cast<double>(ops::conv_real_tap_pairs(g.out_rows, g.stride_rows, g.dilation_rows,
+                                                                   g.pad_top, g.in_rows, g.filter_rows)) *
+                      static_cast<double>(ops::conv_real_tap_pairs(g.out_cols, g.stride_cols, g.dilation_cols,
+                                                                   g.pad_left, g.in_cols, g.filter_cols));
   const double scan = scanned(g.in_rows, g.out_rows, g.filter_rows) * scanned(g.in_cols, g.out_cols, g.filter_cols);
   return scan <= kMaxWaste * real + 4096;  // tiny calls pass whatever their shape
 }
@@ -85,8 +84,8 @@ FastFn fast_backprop_input(const Conv2DGeometry& g) {
   return conv2d_nchw_fast_path_applies(g) ? conv2d_backprop_input_fast_nchw : nullptr;
 }
 FastFn fast_backprop_filter(const Conv2DGeometry& g) {
-  if (conv2d_filter_strips_apply(g)) return conv2d_backprop_filter_strips<float>;  // first layers
-  if (g.data_format == ops::DataFormat::NHWC) return conv2d_backprop_filter_fast;  // any groups
+  if (conv2d_filter_strips_apply(g)) return conv2d_backprop_filter_strips<float>;          // first layers
+  if (g.data_format == ops::DataFormat::NHWC) return conv2d_backprop_filter_fast;          // any groups
   return conv2d_filter_nchw_slabs_apply(g) ? conv2d_backprop_filter_nchw_slabs : nullptr;  // NCHW on NHWC kernels
 }
 
@@ -157,7 +156,7 @@ bool misses_outputs(const Conv2DGeometry& g) {
 template <class T>
 void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
   const i64 ny = output_size(g);
-  if (ny == 0) return;  // before any loop: an empty output may still have a huge dimension
+  if (ny == 0) return;                              // before any loop: an empty output may still have a huge dimension
   if (input_size(g) == 0 || filter_size(g) == 0) {  // no tap reads anything
     std::fill_n(y, ny, T(0));
     return;

@@ -17,9 +17,9 @@ namespace {
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
-constexpr i64 kTilesPerTask = 8;    // pixel tiles per task in forward / input gradient
-constexpr i64 kReduceBlock = 64;    // channels (forward) or filters (input gradient) per pass
-constexpr i64 kColumnGroup = 128;   // output columns per task
+constexpr i64 kTilesPerTask = 8;   // pixel tiles per task in forward / input gradient
+constexpr i64 kReduceBlock = 64;   // channels (forward) or filters (input gradient) per pass
+constexpr i64 kColumnGroup = 128;  // output columns per task
 
 // One work item of rows_driver: its output row, and where its window starts.
 struct Located {
@@ -51,7 +51,7 @@ class PhaseAxis {
   PhaseAxis(i64 n, i64 s) : s_(s), base_(n / s), rem_(n % s) {}
   i64 size(i64 p) const { return base_ + (p < rem_ ? 1 : 0); }
   i64 start(i64 p) const { return p * base_ + std::min(p, rem_); }  // positions in phases before p
-  i64 phase_of(i64 u) const {  // the phase holding the u-th position in phase order
+  i64 phase_of(i64 u) const {                  // the phase holding the u-th position in phase order
     const i64 long_part = rem_ * (base_ + 1);  // <= n
     return u < long_part ? u / (base_ + 1) : rem_ + (u - long_part) / base_;
   }
@@ -131,7 +131,8 @@ void rows_driver(i64 pixels, i64 taps, i64 len, i64 cols, TapMatrices b, const L
     for (i64 j0 = 0; j0 == 0 || j0 < len; j0 += kReduceBlock) {  // len 0 still writes zeros
       const i64 jn = std::min(kReduceBlock, len - j0);
       for (i64 tile = tile0; tile < tile1; ++tile) {
-        const i64 s = tile - tile0, rows = std::min(mr, pixels - tile * mr), used = tap_count[static_cast<std::size_t>(s)];
+        const i64 s = tile - tile0, rows = std::min(mr, pixels - tile * mr),
+                  used = tap_count[static_cast<std::size_t>(s)];
         if (used == 0 && j0 > 0) continue;
         // Taps go in batches of kMaxTaps; the first batch of the first block starts from zero.
         for (i64 t0 = 0; t0 < std::max<i64>(used, 1); t0 += kMaxTaps) {
@@ -139,8 +140,8 @@ void rows_driver(i64 pixels, i64 taps, i64 len, i64 cols, TapMatrices b, const L
           for (i64 t = 0; t < tn; ++t)
             bt[t] = b.data + tap_list[static_cast<std::size_t>(s * taps + t0 + t)] * b.tap_stride +
                     (b.transposed ? j0 + col0 * b.ldb : j0 * b.ldb + col0);
-          (b.transposed ? mk.rows_t : mk.rows)(static_cast<int>(rows), ncols, a.data() + s * taps * mr + t0 * rows, j0, bt, tn, jn, b.ldb,
-                  c.data() + s * mr, col0, j0 > 0 || t0 > 0);
+          (b.transposed ? mk.rows_t : mk.rows)(static_cast<int>(rows), ncols, a.data() + s * taps * mr + t0 * rows, j0,
+                                               bt, tn, jn, b.ldb, c.data() + s * mr, col0, j0 > 0 || t0 > 0);
         }
       }
     }

@@ -72,8 +72,10 @@ void pack_edge(const Conv2DGeometry& g, i64 c_per_tap, const float* row, i64 iw,
   for (i64 r = r0; r < r1;) {
     const i64 tap = r / c_per_tap, c = r % c_per_tap, run = std::min(r1 - r, c_per_tap - c);
     const i64 col = iw + tap * g.dilation_cols;
-    if (col < 0 || col >= g.in_cols) std::fill_n(out + (r - r0), run, 0.0f);
-    else std::memcpy(out + (r - r0), row + col * g.in_depth + c, static_cast<std::size_t>(run) * sizeof(float));
+    if (col < 0 || col >= g.in_cols)
+      std::fill_n(out + (r - r0), run, 0.0f);
+    else
+      std::memcpy(out + (r - r0), row + col * g.in_depth + c, static_cast<std::size_t>(run) * sizeof(float));
     r += run;
   }
 }
@@ -116,7 +118,8 @@ void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const 
     for (i64 pb = pixel_rows * chunk / chunks * g.out_cols; pb < p_end; pb += kPixelBlock) {
       decode_block(g, pb, std::min(p_end, pb + kPixelBlock), block);
       for (i64 s = 0; s < seg.count; ++s) {
-        const i64 t = s * seg.taps_each, dh = t / g.filter_cols * g.dilation_rows, dw = t % g.filter_cols * g.dilation_cols;
+        const i64 t = s * seg.taps_each, dh = t / g.filter_cols * g.dilation_rows,
+                  dw = t % g.filter_cols * g.dilation_cols;
         const i64 span = (seg.taps_each - 1) * g.dilation_cols;  // first to last tap column
         i64 m = 0;
         for (i64 i = 0; i < block.size; ++i) {

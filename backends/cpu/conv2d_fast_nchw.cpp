@@ -58,14 +58,12 @@ bool conv2d_nchw_fast_path_applies(const Conv2DGeometry& g) {
   // Panels and column classes grow with strides, window spans and paddings: extreme values (the
   // advisory kind, up to INT64_MAX) go to the generic path, whose memory does not depend on them.
   constexpr i64 kMaxStride = 64, kMaxSpan = 256;
-  const bool moderate = g.stride_rows <= kMaxStride && g.stride_cols <= kMaxStride &&
-                        g.pad_top <= kMaxSpan && g.pad_bottom <= kMaxSpan && g.pad_left <= kMaxSpan &&
-                        g.pad_right <= kMaxSpan && g.dilation_rows <= kMaxSpan && g.dilation_cols <= kMaxSpan &&
-                        g.effective_filter_rows() <= g.in_rows + 2 * kMaxSpan &&
-                        g.effective_filter_cols() <= g.in_cols + 2 * kMaxSpan;
+  const bool moderate =
+      g.stride_rows <= kMaxStride && g.stride_cols <= kMaxStride && g.pad_top <= kMaxSpan && g.pad_bottom <= kMaxSpan &&
+      g.pad_left <= kMaxSpan && g.pad_right <= kMaxSpan && g.dilation_rows <= kMaxSpan && g.dilation_cols <= kMaxSpan &&
+      g.effective_filter_rows() <= g.in_rows + 2 * kMaxSpan && g.effective_filter_cols() <= g.in_cols + 2 * kMaxSpan;
   if (!(g.data_format == ops::DataFormat::NCHW && moderate && g.batch > 0 && g.in_rows > 0 && g.in_cols > 0 &&
-        g.out_rows > 0 && g.out_cols > 0 && g.filter_rows > 0 && g.filter_cols > 0 && g.out_depth > 0 &&
-        g.groups > 0))
+        g.out_rows > 0 && g.out_cols > 0 && g.filter_rows > 0 && g.filter_cols > 0 && g.out_depth > 0 && g.groups > 0))
     return false;
   // Per-thread panels (and the input gradient's class-ordered rows): a task reads at most R * KH
   // rows of at most 64 channels, each row wider than the image by the strides, window and pads.
@@ -221,7 +219,8 @@ void conv2d_backprop_input_fast_nchw(const Conv2DGeometry& g, const float* f, co
           segs.clear();
           for (i64 p = p0; p < p1; ++p)
             if ((p % H + g.pad_top) % sh == sigma)
-              for (i64 m0 = 0; m0 < n_rho; m0 += VL) segs.push_back({p, m0, static_cast<int>(std::min(VL, n_rho - m0))});
+              for (i64 m0 = 0; m0 < n_rho; m0 += VL)
+                segs.push_back({p, m0, static_cast<int>(std::min(VL, n_rho - m0))});
           const i64 nsegs = static_cast<i64>(segs.size());
           for (i64 ct = ct0; ct < ct1; ++ct) {
             for (i64 i = 0; i < ntaps; ++i)
@@ -244,8 +243,7 @@ void conv2d_backprop_input_fast_nchw(const Conv2DGeometry& g, const float* f, co
                 valid[v] = sg.valid;
               }
               mk.segments(static_cast<int>(std::min(mr, cg - ct * mr)), static_cast<int>(nv), a.data(), mr, b.data(),
-                          panel.channel_stride(), ntaps, jn, c, sw > 1 ? (p1 - p0) * local_row : H * W, valid,
-                          j0 > 0);
+                          panel.channel_stride(), ntaps, jn, c, sw > 1 ? (p1 - p0) * local_row : H * W, valid, j0 > 0);
             }
           }
         }

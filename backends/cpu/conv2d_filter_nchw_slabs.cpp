@@ -20,7 +20,7 @@ constexpr i64 kSlabFloats = i64{1} << 20;  // x and dy of one slab: 4 MiB at mos
 // One image of x and dy at most (64 MiB): larger images take the generic path, which reads NCHW
 // in place, so that the workspace has a fixed cap.
 constexpr i64 kMaxSlabFloats = i64{1} << 24;
-constexpr i64 kBlock = 64;                 // transpose blocks: 64 x 64 floats (16 KiB, in L1)
+constexpr i64 kBlock = 64;  // transpose blocks: 64 x 64 floats (16 KiB, in L1)
 
 // out[n][p][c] = in[n][c][p] for `images` images of `channels` x `pixels`, block by block: each
 // block reads 64 rows of 64 floats and writes 64 rows of 64 floats, all from L1.
@@ -41,8 +41,9 @@ void to_nhwc(const float* in, i64 images, i64 channels, i64 pixels, float* out) 
 bool conv2d_filter_nchw_slabs_apply(const Conv2DGeometry& g) {
   // In double: a product of hostile sizes must not wrap (the dispatch only calls with tensors
   // that exist, but this predicate is public).
-  const double image = static_cast<double>(g.in_rows) * static_cast<double>(g.in_cols) * static_cast<double>(g.in_depth) +
-                       static_cast<double>(g.out_rows) * static_cast<double>(g.out_cols) * static_cast<double>(g.out_depth);
+  const double image =
+      static_cast<double>(g.in_rows) * static_cast<double>(g.in_cols) * static_cast<double>(g.in_depth) +
+      static_cast<double>(g.out_rows) * static_cast<double>(g.out_cols) * static_cast<double>(g.out_depth);
   return g.data_format == ops::DataFormat::NCHW && image <= static_cast<double>(kMaxSlabFloats);
 }
 

@@ -48,7 +48,7 @@ inline void for_each_input_tap(const Conv2DGeometry& g, i64 oh, i64 ow, F&& f) {
 }  // namespace
 
 std::int64_t filter_reduction_chunks(std::int64_t pixel_rows, std::int64_t tasks_per_chunk, std::int64_t filter_bytes) {
-  constexpr i64 kTargetTasks = 64;              // enough pieces to balance many threads
+  constexpr i64 kTargetTasks = 64;  // enough pieces to balance many threads
   constexpr i64 kMaxChunks = 16;
   constexpr i64 kPartialBudget = i64{64} << 20;  // bytes of partial sums at most
   i64 chunks = (kTargetTasks + tasks_per_chunk - 1) / std::max<i64>(tasks_per_chunk, 1);
@@ -66,8 +66,10 @@ void conv2d_forward_generic(const Conv2DGeometry& g, const T* x, const T* f, T* 
   std::vector<A> widened_filter;
   if constexpr (!std::is_same_v<T, A>) widened_filter = widened(f, g.filter_rows * g.filter_cols * cg * K);
   const A* fw_data = nullptr;
-  if constexpr (std::is_same_v<T, A>) fw_data = f;
-  else fw_data = widened_filter.data();
+  if constexpr (std::is_same_v<T, A>)
+    fw_data = f;
+  else
+    fw_data = widened_filter.data();
   tbb::parallel_for(i64{0}, g.batch * g.out_rows, [&](i64 row) {
     const i64 n = row / g.out_rows, oh = row % g.out_rows;
     std::vector<A> acc(static_cast<std::size_t>(K)), xv(static_cast<std::size_t>(C));
@@ -179,9 +181,9 @@ void conv2d_backprop_filter_generic(const Conv2DGeometry& g, const T* x, const T
   partial.sum_to(df);  // in chunk order: the same order for any number of threads
 }
 
-#define DAGRAD_INSTANTIATE(T)                                                                          \
-  template void conv2d_forward_generic<T>(const Conv2DGeometry&, const T*, const T*, T*);             \
-  template void conv2d_backprop_input_generic<T>(const Conv2DGeometry&, const T*, const T*, T*);      \
+#define DAGRAD_INSTANTIATE(T)                                                                    \
+  template void conv2d_forward_generic<T>(const Conv2DGeometry&, const T*, const T*, T*);        \
+  template void conv2d_backprop_input_generic<T>(const Conv2DGeometry&, const T*, const T*, T*); \
   template void conv2d_backprop_filter_generic<T>(const Conv2DGeometry&, const T*, const T*, T*);
 DAGRAD_INSTANTIATE(half)
 DAGRAD_INSTANTIATE(bfloat16)

@@ -19,32 +19,38 @@ ops::Conv2DGeometry geometry(const KernelContext& c, const Shape& input, const S
 
 void register_conv2d_kernels(KernelRegistry& r) {
   add_kernels(r, "Conv2D", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
-    if constexpr (!is_floating_v<T>) return {};  // instantiated by visit_dtype, never registered
-    else return [](KernelContext& c) {
-      const auto g = geometry(c, c.input(0).shape(), c.input(1).shape());
-      Tensor& out = c.allocate_output(0);
-      conv2d_forward<T>(g, c.input(0).data<T>(), c.input(1).data<T>(), out.data<T>());
-    };
+    if constexpr (!is_floating_v<T>)
+      return {};  // instantiated by visit_dtype, never registered
+    else
+      return [](KernelContext& c) {
+        const auto g = geometry(c, c.input(0).shape(), c.input(1).shape());
+        Tensor& out = c.allocate_output(0);
+        conv2d_forward<T>(g, c.input(0).data<T>(), c.input(1).data<T>(), out.data<T>());
+      };
   });
   // V1 takes input_sizes and V2 an input tensor; either way the output shape is the input's.
   for (const char* op : {"Conv2DBackpropInput", "Conv2DBackpropInputV2"}) {
     add_kernels(r, op, kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
-      if constexpr (!is_floating_v<T>) return {};
-      else return [](KernelContext& c) {
-        const auto g = geometry(c, c.output_shape(0), c.input(1).shape());
-        Tensor& out = c.allocate_output(0);
-        conv2d_backprop_input<T>(g, c.input(1).data<T>(), c.input(2).data<T>(), out.data<T>());
-      };
+      if constexpr (!is_floating_v<T>)
+        return {};
+      else
+        return [](KernelContext& c) {
+          const auto g = geometry(c, c.output_shape(0), c.input(1).shape());
+          Tensor& out = c.allocate_output(0);
+          conv2d_backprop_input<T>(g, c.input(1).data<T>(), c.input(2).data<T>(), out.data<T>());
+        };
     });
   }
   for (const char* op : {"Conv2DBackpropFilter", "Conv2DBackpropFilterV2"}) {
     add_kernels(r, op, kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
-      if constexpr (!is_floating_v<T>) return {};
-      else return [](KernelContext& c) {
-        const auto g = geometry(c, c.input(0).shape(), c.output_shape(0));
-        Tensor& out = c.allocate_output(0);
-        conv2d_backprop_filter<T>(g, c.input(0).data<T>(), c.input(2).data<T>(), out.data<T>());
-      };
+      if constexpr (!is_floating_v<T>)
+        return {};
+      else
+        return [](KernelContext& c) {
+          const auto g = geometry(c, c.input(0).shape(), c.output_shape(0));
+          Tensor& out = c.allocate_output(0);
+          conv2d_backprop_filter<T>(g, c.input(0).data<T>(), c.input(2).data<T>(), out.data<T>());
+        };
     });
   }
 }

@@ -23,24 +23,53 @@ const std::initializer_list<DType> kNumeric = {DType::Half,    DType::BFloat16, 
                                                DType::Float64, DType::Int32,    DType::Int64};
 
 // Arithmetic type: float for half/bfloat16/float, double for double, unsigned (wrapping) for ints.
-template <class T> struct calc { using type = std::uint64_t; };
-template <> struct calc<half> { using type = float; };
-template <> struct calc<bfloat16> { using type = float; };
-template <> struct calc<float> { using type = float; };
-template <> struct calc<double> { using type = double; };
-template <> struct calc<std::int32_t> { using type = std::uint32_t; };
-template <class T> using calc_t = typename calc<T>::type;
+template <class T>
+struct calc {
+  using type = std::uint64_t;
+};
+template <>
+struct calc<half> {
+  using type = float;
+};
+template <>
+struct calc<bfloat16> {
+  using type = float;
+};
+template <>
+struct calc<float> {
+  using type = float;
+};
+template <>
+struct calc<double> {
+  using type = double;
+};
+template <>
+struct calc<std::int32_t> {
+  using type = std::uint32_t;
+};
+template <class T>
+using calc_t = typename calc<T>::type;
 // Sum type of reductions: double for floats, wrapping uint64 for integers (as the reference).
-template <class T> using sum_t = std::conditional_t<is_floating_v<T>, double, std::uint64_t>;
+template <class T>
+using sum_t = std::conditional_t<is_floating_v<T>, double, std::uint64_t>;
 
-template <class T> sum_t<T> widen_for_sum(T v) {
-  if constexpr (is_floating_v<T>) return widen<T>(v);
-  else return static_cast<std::uint64_t>(v);  // two's complement: sums wrap as the reference's
+template <class T>
+sum_t<T> widen_for_sum(T v) {
+  if constexpr (is_floating_v<T>)
+    return widen<T>(v);
+  else
+    return static_cast<std::uint64_t>(v);  // two's complement: sums wrap as the reference's
 }
-template <class T> calc_t<T> up(T v) { return static_cast<calc_t<T>>(v); }
-template <class T, class W> T down(W v) {
-  if constexpr (is_floating_v<T>) return narrow<T>(static_cast<double>(v));
-  else return static_cast<T>(v);
+template <class T>
+calc_t<T> up(T v) {
+  return static_cast<calc_t<T>>(v);
+}
+template <class T, class W>
+T down(W v) {
+  if constexpr (is_floating_v<T>)
+    return narrow<T>(static_cast<double>(v));
+  else
+    return static_cast<T>(v);
 }
 
 // Calls body(begin, end) over [0, n) in fixed blocks.
@@ -100,8 +129,10 @@ void reduce(KernelContext& c, bool mean) {
   const i64 red_count = in.num_elements() / out.num_elements();
   auto finish = [&](S total) -> T {
     if (!mean) return down<T>(total);
-    if constexpr (is_floating_v<T>) return narrow<T>(total / static_cast<double>(red_count));
-    else return red_count == 0 ? T(0) : static_cast<T>(static_cast<T>(total) / static_cast<T>(red_count));
+    if constexpr (is_floating_v<T>)
+      return narrow<T>(total / static_cast<double>(red_count));
+    else
+      return red_count == 0 ? T(0) : static_cast<T>(static_cast<T>(total) / static_cast<T>(red_count));
   };
   if (in.num_elements() == 0) {
     // Every output sums nothing; the strides of an empty input may overflow, so no plan.
@@ -237,7 +268,8 @@ void register_math_kernels(KernelRegistry& r) {
       });
     };
   });
-  add_kernels(r, "Reciprocal", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn { return reciprocal<T>; });
+  add_kernels(r, "Reciprocal", kCpu, kBackend, kPriority, kNumeric,
+              []<class T>() -> KernelFn { return reciprocal<T>; });
   add_kernels(r, "AddN", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& out = c.allocate_output(0);
@@ -247,18 +279,17 @@ void register_math_kernels(KernelRegistry& r) {
         std::vector<sum_t<T>> acc(static_cast<std::size_t>(e - b), sum_t<T>(0));
         for (int k = 0; k < c.num_inputs(); ++k) {
           const T* src = c.input(k).data<T>();
-          for (i64 i = b; i < e; ++i) acc[static_cast<std::size_t>(i - b)] += static_cast<sum_t<T>>(widen_for_sum(src[i]));
+          for (i64 i = b; i < e; ++i)
+            acc[static_cast<std::size_t>(i - b)] += static_cast<sum_t<T>>(widen_for_sum(src[i]));
         }
         for (i64 i = b; i < e; ++i) y[i] = down<T>(acc[static_cast<std::size_t>(i - b)]);
       });
     };
   });
-  add_kernels(r, "Sum", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { reduce<T>(c, false); };
-  });
-  add_kernels(r, "Mean", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { reduce<T>(c, true); };
-  });
+  add_kernels(r, "Sum", kCpu, kBackend, kPriority, kNumeric,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { reduce<T>(c, false); }; });
+  add_kernels(r, "Mean", kCpu, kBackend, kPriority, kNumeric,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { reduce<T>(c, true); }; });
 }
 
 }  // namespace dagrad::cpu

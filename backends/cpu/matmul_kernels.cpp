@@ -10,8 +10,8 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/any_float.hpp"
+#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 
 namespace dagrad::cpu {

@@ -10,8 +10,8 @@ inline constexpr int kNchwMaxRows = 8;
 inline constexpr int kNchwMaxSegments = 4;
 
 struct NchwMicroKernels {
-  int vector_width;   // floats per vector register = lanes of one segment
-  int max_segments;   // segments (vectors) per row of a segments tile on this ISA
+  int vector_width;                        // floats per vector register = lanes of one segment
+  int max_segments;                        // segments (vectors) per row of a segments tile on this ISA
   int segment_rows[kNchwMaxSegments + 1];  // preferred rows for a tile of nv segments (index nv)
   // A segment is vector_width consecutive columns of one row. For r < mr, v < nv:
   //   c[v][r*ldc + 0:valid[v]] (+)= sum_{t<taps} sum_{j<len} a[t][j*lda + r] * b[t*nv + v][j*ldb + lane]

@@ -12,8 +12,8 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/float_chunks.hpp"
 #include "dagrad/backends/cpu/any_float.hpp"
+#include "dagrad/backends/cpu/float_chunks.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/nn_ops.hpp"
 

@@ -12,12 +12,12 @@ inline constexpr int kPriority = 10;
 void register_math_kernels(KernelRegistry& registry);
 void register_array_kernels(KernelRegistry& registry);
 void register_conv2d_kernels(KernelRegistry& registry);
-void register_nn_kernels(KernelRegistry& registry);       // nn_kernels.cpp
-void register_softmax_kernels(KernelRegistry& registry);  // softmax_kernels.cpp
-void register_pooling_kernels(KernelRegistry& registry);  // pooling_kernels.cpp
-void register_matmul_kernels(KernelRegistry& registry);   // matmul_kernels.cpp
-void register_training_kernels(KernelRegistry& registry); // training_kernels.cpp
-void register_compare_kernels(KernelRegistry& registry);  // compare_kernels.cpp
-void register_layout_kernels(KernelRegistry& registry);   // layout_kernels.cpp (Transpose, BroadcastTo)
+void register_nn_kernels(KernelRegistry& registry);        // nn_kernels.cpp
+void register_softmax_kernels(KernelRegistry& registry);   // softmax_kernels.cpp
+void register_pooling_kernels(KernelRegistry& registry);   // pooling_kernels.cpp
+void register_matmul_kernels(KernelRegistry& registry);    // matmul_kernels.cpp
+void register_training_kernels(KernelRegistry& registry);  // training_kernels.cpp
+void register_compare_kernels(KernelRegistry& registry);   // compare_kernels.cpp
+void register_layout_kernels(KernelRegistry& registry);    // layout_kernels.cpp (Transpose, BroadcastTo)
 
 }  // namespace dagrad::cpu

@@ -13,9 +13,8 @@ void register_array_kernels(KernelRegistry& r) {
   add_kernels(r, "Const", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) { c.set_output(0, c.attr<Tensor>("value").to(c.device())); };
   });
-  add_kernels(r, "Identity", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { c.set_output(0, c.input(0)); };
-  });
+  add_kernels(r, "Identity", kCuda, kBackend, kPriority, kAllTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { c.set_output(0, c.input(0)); }; });
   for (auto [op, value] : {std::pair{"ZerosLike", 0.0}, std::pair{"OnesLike", 1.0}}) {
     add_kernels(r, op, kCuda, kBackend, kPriority, kAllTypes, [value]<class T>() -> KernelFn {
       return [value](KernelContext& c) {

@@ -14,8 +14,10 @@ constexpr std::int64_t kBlockAxis = 512;
 
 template <class T>
 __device__ __forceinline__ bool equal_values(T a, T b) {
-  if constexpr (is_reduced_v<T>) return static_cast<float>(a) == static_cast<float>(b);
-  else return a == b;
+  if constexpr (is_reduced_v<T>)
+    return static_cast<float>(a) == static_cast<float>(b);
+  else
+    return a == b;
 }
 
 template <class T>
@@ -103,14 +105,13 @@ __global__ void arg_max_block_kernel(const T* in, Out* out, AxisSplit s) {
 void launch_equal(ElemType type, const void* x, const void* y, bool* z, const BroadcastIndex& index, void* stream) {
   if (index.count == 0) return;
   visit_elem(type, [&]<class T>() {
-    DAGRAD_LAUNCH(grid_for(index.count, kThreads), kThreads, stream, equal_kernel<T>)(
-        static_cast<const T*>(x), static_cast<const T*>(y), z, index);
+    DAGRAD_LAUNCH(grid_for(index.count, kThreads), kThreads, stream, equal_kernel<T>)
+    (static_cast<const T*>(x), static_cast<const T*>(y), z, index);
   });
   check_launch("equal_kernel");
 }
 
-void launch_arg_max(ElemType type, ElemType out_type, const void* in, void* out, const AxisSplit& split,
-                    void* stream) {
+void launch_arg_max(ElemType type, ElemType out_type, const void* in, void* out, const AxisSplit& split, void* stream) {
   const std::int64_t outputs = split.outer * split.inner;
   if (outputs == 0 || split.size == 0) return;
   visit_elem(type, [&]<class T>() {

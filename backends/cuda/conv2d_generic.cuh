@@ -38,8 +38,8 @@ __device__ __forceinline__ void store_result(const ConvGemm& p, int64_t group, i
 
 // float32 / float64: a 64 x 64 tile per block of 256 threads, 4 x 4 results per thread.
 template <class T>
-__global__ void __launch_bounds__(256) conv_simt_kernel(ConvGemm p, const T* a, const T* b, T* c, acc_t<T>* work,
-                                                        int splits) {
+__global__ void __launch_bounds__(256)
+    conv_simt_kernel(ConvGemm p, const T* a, const T* b, T* c, acc_t<T>* work, int splits) {
   using Acc = acc_t<T>;
   constexpr TileShape t = kSimtTile;
   // A is stored k-major so the inner product reads a row of each slab.
@@ -91,8 +91,8 @@ __global__ void __launch_bounds__(256) conv_simt_kernel(ConvGemm p, const T* a, 
 
 // half / bfloat16: a 64 x 64 tile per block of 4 warps, each warp 32 x 32 as 2 x 2 wmma tiles.
 template <class T>
-__global__ void __launch_bounds__(128) conv_wmma_kernel(ConvGemm p, const T* a, const T* b, T* c, float* work,
-                                                        int splits) {
+__global__ void __launch_bounds__(128)
+    conv_wmma_kernel(ConvGemm p, const T* a, const T* b, T* c, float* work, int splits) {
   namespace wmma = nvcuda::wmma;
   constexpr TileShape t = kTensorTile;
   constexpr int lda = t.bk + 8, ldb = t.bn + 8, ldc = t.bn + 4;  // padding against bank conflicts

@@ -44,7 +44,8 @@ void run_own_conv(KernelContext& c, ConvKind kind) {
   // Operands: A and B per conv_index.hpp; the backprop ops' sizes/shape input (1 or 0) is unused.
   const Tensor& a = kind == ConvKind::BackpropInput ? c.input(2) : c.input(0);
   const Tensor& b = kind == ConvKind::BackpropFilter ? c.input(2) : c.input(1);
-  const ConvRun run = plan_conv_run(type, p, sm_count(c.device().index), aligned_16(a.raw_data()), aligned_16(b.raw_data()));
+  const ConvRun run =
+      plan_conv_run(type, p, sm_count(c.device().index), aligned_16(a.raw_data()), aligned_16(b.raw_data()));
   if (!conv_grid_fits(run.gemm, run.plan)) {
     fail(Code::Unimplemented, c.op_name(), ": ", p.groups, " groups of ", p.n,
          " channels exceed the CUDA grid limits of dagrad's conv kernel");
@@ -58,8 +59,8 @@ void run_own_conv(KernelContext& c, ConvKind kind) {
     scratch.push_back(std::make_unique<Buffer>(allocator_for(c.device()), static_cast<std::size_t>(size)));
     return scratch.back()->data();
   };
-  const ConvBuffers buffers{a.raw_data(), b.raw_data(), out.raw_data(), buffer(bytes.a),
-                            buffer(bytes.b),  buffer(bytes.c),  buffer(bytes.work)};
+  const ConvBuffers buffers{a.raw_data(),    b.raw_data(),    out.raw_data(),    buffer(bytes.a),
+                            buffer(bytes.b), buffer(bytes.c), buffer(bytes.work)};
   launch_conv(type, run, buffers, launch.stream);
 }
 
@@ -70,9 +71,8 @@ void register_conv2d_kernels(KernelRegistry& r) {
                                                   {"Conv2DBackpropFilter", ConvKind::BackpropFilter},
                                                   {"Conv2DBackpropFilterV2", ConvKind::BackpropFilter}};
   for (const auto& [op, kind] : ops) {
-    add_kernels(r, op, kCuda, kBackend, kPriority, kFloatTypes, [kind]<class T>() -> KernelFn {
-      return [kind](KernelContext& c) { run_own_conv(c, kind); };
-    });
+    add_kernels(r, op, kCuda, kBackend, kPriority, kFloatTypes,
+                [kind]<class T>() -> KernelFn { return [kind](KernelContext& c) { run_own_conv(c, kind); }; });
 #ifdef DAGRAD_WITH_CUDNN
     add_kernels(r, op, kCuda, kCudnnBackend, kCudnnPriority, kFloatTypes, [kind]<class T>() -> KernelFn {
       return [kind](KernelContext& c) {

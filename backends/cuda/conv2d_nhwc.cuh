@@ -109,7 +109,8 @@ __global__ void __launch_bounds__(Loader::kThreads)
       __syncwarp();
       for (int e = lane; e < 256; e += 32) {
         const int64_t row = m0 + warp_m + 16 * i + e / 16, col = n0 + warp_n + 16 * j + e % 16;
-        if (row < p.m && col < p.n) store_result<T, float, true>(p, group, split, args.splits, row, col, stage[e], out, work);
+        if (row < p.m && col < p.n)
+          store_result<T, float, true>(p, group, split, args.splits, row, col, stage[e], out, work);
       }
       __syncwarp();
     }
@@ -169,7 +170,8 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int j = 0; j < kMicro; ++j) {
       const int64_t col = n0 + offset(tx, j);
-      if (row < p.m && col < p.n) store_result<T, T, true>(p, group, split, args.splits, row, col, acc[i][j], out, work);
+      if (row < p.m && col < p.n)
+        store_result<T, T, true>(p, group, split, args.splits, row, col, acc[i][j], out, work);
     }
   }
 }

@@ -60,8 +60,10 @@ template <bool Chunked, class Chunk, class T>
 __device__ __forceinline__ void load_b_chunk(const T* row_start, int64_t column, int64_t n, Chunk& c) {
   constexpr int kVec = sizeof(Chunk) / sizeof(T);
   if constexpr (Chunked) {
-    if (column < n) c = load_vec<Chunk>(row_start);  // n is a multiple of kVec
-    else zero_chunk<Chunk, T>(c);
+    if (column < n)
+      c = load_vec<Chunk>(row_start);  // n is a multiple of kVec
+    else
+      zero_chunk<Chunk, T>(c);
   } else {
 #pragma unroll
     for (int e = 0; e < kVec; ++e) c.v[e] = column + e < n ? row_start[e] : from_acc<T>(0);
@@ -148,8 +150,10 @@ class FilterSlabLoader {
       const int64_t image_base = int64_t{image} * p.in_rows;
       if constexpr (Chunked) {
         const int64_t at = window_offset(p, image_base, h0 + tap_h_[0], w0 + tap_w_[0], channel_[0]);
-        if (row_valid_[0] && at >= 0) a_[pass] = load_vec<Chunk>(x + at);
-        else zero_chunk<Chunk, T>(a_[pass]);
+        if (row_valid_[0] && at >= 0)
+          a_[pass] = load_vec<Chunk>(x + at);
+        else
+          zero_chunk<Chunk, T>(a_[pass]);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e) {
@@ -205,7 +209,10 @@ class ForwardSlabLoader {
   using Chunk = Vec<T, kVec>;
 
   __device__ ForwardSlabLoader(const NhwcArgs& args, int64_t group, int64_t m0, int64_t n0, int tid)
-      : args_(args), a_chunk_(tid % kAChunks), a_row0_(tid / kAChunks), b_chunk_(tid % kBChunks),
+      : args_(args),
+        a_chunk_(tid % kAChunks),
+        a_row0_(tid / kAChunks),
+        b_chunk_(tid % kBChunks),
         b_row0_(tid / kBChunks) {
     const ConvGemm& p = args.p;
     channel0_ = group * p.group_in;
@@ -227,7 +234,8 @@ class ForwardSlabLoader {
     // A: this thread's chunk column of k, at each of its pixels.
     TapChannel d[kDecoded];
 #pragma unroll
-    for (int e = 0; e < kDecoded; ++e) d[e] = decode_tap_channel(args_, args_.divisors.group_in, k0 + a_chunk_ * kVec + e, k_end);
+    for (int e = 0; e < kDecoded; ++e)
+      d[e] = decode_tap_channel(args_, args_.divisors.group_in, k0 + a_chunk_ * kVec + e, k_end);
 #pragma unroll
     for (int pass = 0; pass < kAPasses; ++pass) {
       auto offset = [&](const TapChannel& t) {
@@ -235,8 +243,10 @@ class ForwardSlabLoader {
       };
       if constexpr (Chunked) {
         const int64_t at = offset(d[0]);
-        if (pixel_valid_[pass] && d[0].valid && at >= 0) a_[pass] = load_vec<Chunk>(x + at);
-        else zero_chunk<Chunk, T>(a_[pass]);
+        if (pixel_valid_[pass] && d[0].valid && at >= 0)
+          a_[pass] = load_vec<Chunk>(x + at);
+        else
+          zero_chunk<Chunk, T>(a_[pass]);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e) {
@@ -249,8 +259,10 @@ class ForwardSlabLoader {
 #pragma unroll
     for (int pass = 0; pass < kBPasses; ++pass) {
       const int64_t k = k0 + b_row0_ + pass * kBRowStep;
-      if (k < k_end) load_b_chunk<Chunked>(filter + k * p.out_depth + f_channel0_, column_, p.n, b_[pass]);
-      else zero_chunk<Chunk, T>(b_[pass]);
+      if (k < k_end)
+        load_b_chunk<Chunked>(filter + k * p.out_depth + f_channel0_, column_, p.n, b_[pass]);
+      else
+        zero_chunk<Chunk, T>(b_[pass]);
     }
   }
 
@@ -325,14 +337,17 @@ class InputSlabLoader {
     const ConvGemm& p = args_.p;
     TapChannel d[kDecoded];
 #pragma unroll
-    for (int e = 0; e < kDecoded; ++e) d[e] = decode_tap_channel(args_, args_.divisors.group_out, k0 + chunk_ * kVec + e, k_end);
+    for (int e = 0; e < kDecoded; ++e)
+      d[e] = decode_tap_channel(args_, args_.divisors.group_out, k0 + chunk_ * kVec + e, k_end);
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
       // A: dy at the output position that reads tap (kh, kw) from this pixel.
       if constexpr (Chunked) {
         const int64_t at = dy_offset(pass, d[0]);
-        if (pixel_valid_[pass] && d[0].valid && at >= 0) a_[pass] = load_vec<Chunk>(dy + at);
-        else zero_chunk<Chunk, T>(a_[pass]);
+        if (pixel_valid_[pass] && d[0].valid && at >= 0)
+          a_[pass] = load_vec<Chunk>(dy + at);
+        else
+          zero_chunk<Chunk, T>(a_[pass]);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e) {
@@ -345,8 +360,10 @@ class InputSlabLoader {
         return (t.tap * p.group_in + f_row_[pass]) * p.out_depth + dy_channel0_ + t.channel;
       };
       if constexpr (Chunked) {
-        if (ci_valid_[pass] && d[0].valid) b_[pass] = load_vec<Chunk>(filter + filter_at(d[0]));
-        else zero_chunk<Chunk, T>(b_[pass]);
+        if (ci_valid_[pass] && d[0].valid)
+          b_[pass] = load_vec<Chunk>(filter + filter_at(d[0]));
+        else
+          zero_chunk<Chunk, T>(b_[pass]);
       } else {
 #pragma unroll
         for (int e = 0; e < kVec; ++e) {

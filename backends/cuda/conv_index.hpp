@@ -57,14 +57,14 @@ inline void finish_conv_gemm(ConvGemm* p) {
 }
 
 // Input element (n, h, w, channel c of `group`) or -1 outside the image.
-DAGRAD_HD std::int64_t x_offset(const ConvGemm& p, std::int64_t group, std::int64_t b, std::int64_t h,
-                                std::int64_t w, std::int64_t c) {
+DAGRAD_HD std::int64_t x_offset(const ConvGemm& p, std::int64_t group, std::int64_t b, std::int64_t h, std::int64_t w,
+                                std::int64_t c) {
   if (h < 0 || h >= p.in_rows || w < 0 || w >= p.in_cols) return -1;
   return b * p.xs[0] + h * p.xs[1] + w * p.xs[2] + (group * p.group_in + c) * p.xs[3];
 }
 
-DAGRAD_HD std::int64_t y_offset(const ConvGemm& p, std::int64_t group, std::int64_t b, std::int64_t h,
-                                std::int64_t w, std::int64_t c) {
+DAGRAD_HD std::int64_t y_offset(const ConvGemm& p, std::int64_t group, std::int64_t b, std::int64_t h, std::int64_t w,
+                                std::int64_t c) {
   return b * p.ys[0] + h * p.ys[1] + w * p.ys[2] + (group * p.group_out + c) * p.ys[3];
 }
 

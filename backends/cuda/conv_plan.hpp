@@ -29,8 +29,8 @@ inline constexpr TileShape kNhwcSimtSmall{64, 64, 16, 256};      // 4 x 4 result
 
 // The NHWC kernels' divisors, fixed for a launch.
 struct NhwcDivisors {
-  FastDivmod out_cols, out_rows;     // FilterNhwc: pixel index -> (image, row, column)
-  FastDivmod group_in, filter_cols;  // ForwardNhwc: k -> (tap, channel), tap -> (kh, kw)
+  FastDivmod out_cols, out_rows;                   // FilterNhwc: pixel index -> (image, row, column)
+  FastDivmod group_in, filter_cols;                // ForwardNhwc: k -> (tap, channel), tap -> (kh, kw)
   FastDivmod group_out, stride_rows, stride_cols;  // InputNhwc: k -> (tap, channel), offset -> output index
 };
 
@@ -45,11 +45,15 @@ struct ConvPlan {
 inline int element_bytes(ElemType type) {
   switch (type) {
     case ElemType::Half:
-    case ElemType::BFloat16: return 2;
+    case ElemType::BFloat16:
+      return 2;
     case ElemType::Float64:
-    case ElemType::Int64: return 8;
-    case ElemType::Bool: return 1;
-    default: return 4;
+    case ElemType::Int64:
+      return 8;
+    case ElemType::Bool:
+      return 1;
+    default:
+      return 4;
   }
 }
 
@@ -88,13 +92,16 @@ inline ConvPlan plan_conv(ElemType type, const ConvGemm& p, int sm_count, bool a
     // decodes would spill).
     const bool large = p.m >= 96 && p.n >= 96 && type != ElemType::Float64 && plan.chunked;
     plan.tile = tensor ? (large ? kNhwcTensorLarge : kNhwcTensorSmall) : (large ? kNhwcSimtLarge : kNhwcSimtSmall);
-    auto divisor = [](std::int64_t d) { return make_fast_divmod(static_cast<std::uint32_t>(std::max<std::int64_t>(d, 1))); };
+    auto divisor = [](std::int64_t d) {
+      return make_fast_divmod(static_cast<std::uint32_t>(std::max<std::int64_t>(d, 1)));
+    };
     plan.divisors = {divisor(p.out_cols),  divisor(p.out_rows),    divisor(p.group_in),   divisor(p.filter_cols),
                      divisor(p.group_out), divisor(p.stride_rows), divisor(p.stride_cols)};
   } else {
     plan.tile = tensor ? kTensorTile : kSimtTile;
   }
-  const std::int64_t tiles = ((p.m + plan.tile.bm - 1) / plan.tile.bm) * ((p.n + plan.tile.bn - 1) / plan.tile.bn) * p.groups;
+  const std::int64_t tiles =
+      ((p.m + plan.tile.bm - 1) / plan.tile.bm) * ((p.n + plan.tile.bn - 1) / plan.tile.bn) * p.groups;
   plan.splits = choose_splits(tiles, p.k, plan.tile.bk, sm_count);
   // The grid's z holds groups * splits, at most 65535.
   plan.splits = static_cast<int>(std::min<std::int64_t>(plan.splits, std::max<std::int64_t>(1, 65535 / p.groups)));

@@ -41,15 +41,19 @@ struct Descriptor {
 };
 using TensorDesc = Descriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
 using FilterDesc = Descriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
-using ConvDesc = Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
-                            cudnnDestroyConvolutionDescriptor>;
+using ConvDesc =
+    Descriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
 
 cudnnDataType_t cudnn_type(DType t) {
   switch (t) {
-    case DType::Half: return CUDNN_DATA_HALF;
-    case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
-    case DType::Float64: return CUDNN_DATA_DOUBLE;
-    default: return CUDNN_DATA_FLOAT;
+    case DType::Half:
+      return CUDNN_DATA_HALF;
+    case DType::BFloat16:
+      return CUDNN_DATA_BFLOAT16;
+    case DType::Float64:
+      return CUDNN_DATA_DOUBLE;
+    default:
+      return CUDNN_DATA_FLOAT;
   }
 }
 
@@ -92,16 +96,20 @@ bool run_cudnn_conv(KernelContext& c, ConvKind kind) {
   TensorDesc x, y;
   FilterDesc w;
   ConvDesc conv;
-  check_cudnn(cudnnSetTensor4dDescriptor(x.d, format, type, i32(g.batch), i32(g.in_depth), i32(g.in_rows),
-                                         i32(g.in_cols)), "x descriptor");
-  check_cudnn(cudnnSetTensor4dDescriptor(y.d, format, type, i32(g.batch), i32(g.out_depth), i32(g.out_rows),
-                                         i32(g.out_cols)), "y descriptor");
+  check_cudnn(
+      cudnnSetTensor4dDescriptor(x.d, format, type, i32(g.batch), i32(g.in_depth), i32(g.in_rows), i32(g.in_cols)),
+      "x descriptor");
+  check_cudnn(
+      cudnnSetTensor4dDescriptor(y.d, format, type, i32(g.batch), i32(g.out_depth), i32(g.out_rows), i32(g.out_cols)),
+      "y descriptor");
   check_cudnn(cudnnSetFilter4dDescriptor(w.d, type, format, i32(g.out_depth), i32(g.filter_in_depth),
-                                         i32(g.filter_rows), i32(g.filter_cols)), "filter descriptor");
+                                         i32(g.filter_rows), i32(g.filter_cols)),
+              "filter descriptor");
   const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  check_cudnn(cudnnSetConvolution2dDescriptor(conv.d, i32(g.pad_top), i32(g.pad_left), i32(g.stride_rows),
-                                              i32(g.stride_cols), i32(g.dilation_rows), i32(g.dilation_cols),
-                                              CUDNN_CROSS_CORRELATION, compute), "conv descriptor");
+  check_cudnn(
+      cudnnSetConvolution2dDescriptor(conv.d, i32(g.pad_top), i32(g.pad_left), i32(g.stride_rows), i32(g.stride_cols),
+                                      i32(g.dilation_rows), i32(g.dilation_cols), CUDNN_CROSS_CORRELATION, compute),
+      "conv descriptor");
   check_cudnn(cudnnSetConvolutionGroupCount(conv.d, i32(g.groups)), "group count");
   // Tensor cores for half/bfloat16; plain FMA for float32 (no silent TF32), as dagrad's kernels,
   // unless the user opted in to TF32 (tf32.hpp). float64 always uses FMA.
@@ -137,8 +145,9 @@ bool run_cudnn_conv(KernelContext& c, ConvKind kind) {
     algo = pick_deterministic(perf, returned, &workspace_bytes);
   } else {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[kMaxAlgos];
-    check_cudnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, x.d, y.d, conv.d, w.d, kMaxAlgos, &returned,
-                                                              perf), "backward filter algorithm");
+    check_cudnn(
+        cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, x.d, y.d, conv.d, w.d, kMaxAlgos, &returned, perf),
+        "backward filter algorithm");
     algo = pick_deterministic(perf, returned, &workspace_bytes);
   }
   if (algo < 0) return false;
@@ -159,7 +168,8 @@ bool run_cudnn_conv(KernelContext& c, ConvKind kind) {
   if (kind == ConvKind::Forward) {
     check_cudnn(cudnnConvolutionForward(handle, one, x.d, c.input(0).raw_data(), w.d, cudnn_filter.raw_data(), conv.d,
                                         static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, workspace_bytes, zero, y.d,
-                                        out.raw_data()), "cudnnConvolutionForward");
+                                        out.raw_data()),
+                "cudnnConvolutionForward");
   } else if (kind == ConvKind::BackpropInput) {
     check_cudnn(cudnnConvolutionBackwardData(handle, one, w.d, cudnn_filter.raw_data(), y.d, c.input(2).raw_data(),
                                              conv.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws,

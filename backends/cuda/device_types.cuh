@@ -22,50 +22,78 @@
 
 namespace dagrad::cuda {
 
-template <class T> inline constexpr bool is_reduced_v = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
-template <class T> inline constexpr bool is_float_v = is_reduced_v<T> || std::is_floating_point_v<T>;
+template <class T>
+inline constexpr bool is_reduced_v = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
+template <class T>
+inline constexpr bool is_float_v = is_reduced_v<T> || std::is_floating_point_v<T>;
 // float for half/bfloat16, else the type itself.
-template <class T> using acc_t = std::conditional_t<is_reduced_v<T>, float, T>;
+template <class T>
+using acc_t = std::conditional_t<is_reduced_v<T>, float, T>;
 
-template <class T> __device__ __forceinline__ acc_t<T> to_acc(T v) {
-  if constexpr (is_reduced_v<T>) return static_cast<float>(v);
-  else return v;
+template <class T>
+__device__ __forceinline__ acc_t<T> to_acc(T v) {
+  if constexpr (is_reduced_v<T>)
+    return static_cast<float>(v);
+  else
+    return v;
 }
-template <class T> __device__ __forceinline__ T from_acc(acc_t<T> v) {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(v);
-  else return v;
+template <class T>
+__device__ __forceinline__ T from_acc(acc_t<T> v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __float2bfloat16_rn(v);
+  else
+    return v;
 }
 // Integers wrap through the unsigned type of their width (no signed-overflow UB); others are themselves.
 template <class T, bool = std::is_integral_v<T> && !std::is_same_v<T, bool>>
-struct wrap_type { using type = T; };
+struct wrap_type {
+  using type = T;
+};
 template <class T>
-struct wrap_type<T, true> { using type = std::make_unsigned_t<T>; };
-template <class T> using wrap_t = typename wrap_type<T>::type;
+struct wrap_type<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <class T>
+using wrap_t = typename wrap_type<T>::type;
 
 // Exact widening to double, then one rounding to T (dagrad::narrow).
-template <class T> __host__ __device__ __forceinline__ double to_double(T v) {
-  if constexpr (is_reduced_v<T>) return static_cast<double>(static_cast<float>(v));
-  else return static_cast<double>(v);
+template <class T>
+__host__ __device__ __forceinline__ double to_double(T v) {
+  if constexpr (is_reduced_v<T>)
+    return static_cast<double>(static_cast<float>(v));
+  else
+    return static_cast<double>(v);
 }
-template <class T> __host__ __device__ __forceinline__ T from_double(double v) {
-  if constexpr (std::is_same_v<T, __half>) return __double2half(v);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __double2bfloat16(v);
-  else if constexpr (std::is_same_v<T, bool>) return v != 0.0;
-  else return static_cast<T>(v);
+template <class T>
+__host__ __device__ __forceinline__ T from_double(double v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return __double2half(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __double2bfloat16(v);
+  else if constexpr (std::is_same_v<T, bool>)
+    return v != 0.0;
+  else
+    return static_cast<T>(v);
 }
 
 // The sign bit of a floating value, NaN included.
-template <class T> __host__ __device__ __forceinline__ bool sign_bit(T v) {
-  if constexpr (std::is_same_v<T, __half>) return (static_cast<__half_raw>(v).x & 0x8000u) != 0;
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return (static_cast<__nv_bfloat16_raw>(v).x & 0x8000u) != 0;
-  else return std::signbit(v);
+template <class T>
+__host__ __device__ __forceinline__ bool sign_bit(T v) {
+  if constexpr (std::is_same_v<T, __half>)
+    return (static_cast<__half_raw>(v).x & 0x8000u) != 0;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return (static_cast<__nv_bfloat16_raw>(v).x & 0x8000u) != 0;
+  else
+    return std::signbit(v);
 }
 
 // The default quiet NaN of T with the given sign: what the reference's conversions (Eigen's,
 // x86's) make of a NaN, where the GPU's conversion instructions return one with every
 // significand bit set.
-template <class T> __host__ __device__ __forceinline__ T quiet_nan(bool negative) {
+template <class T>
+__host__ __device__ __forceinline__ T quiet_nan(bool negative) {
   if constexpr (std::is_same_v<T, __half>) {
     __half_raw r;
     r.x = negative ? 0xfe00u : 0x7e00u;
@@ -96,24 +124,36 @@ template <class T> __host__ __device__ __forceinline__ T quiet_nan(bool negative
 }
 
 // The most negative finite value of a floating type (MaxPool's result for an empty window, as on CPU).
-template <class T> __host__ __device__ __forceinline__ T lowest_finite() {
-  if constexpr (std::is_same_v<T, __half>) return from_double<T>(-65504.0);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return from_double<T>(-0x1.fep127);
-  else return std::numeric_limits<T>::lowest();
+template <class T>
+__host__ __device__ __forceinline__ T lowest_finite() {
+  if constexpr (std::is_same_v<T, __half>)
+    return from_double<T>(-65504.0);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return from_double<T>(-0x1.fep127);
+  else
+    return std::numeric_limits<T>::lowest();
 }
 
 // Calls f.template operator()<T>() with the device type of `type`.
 template <class F>
 void visit_elem(ElemType type, F&& f) {
   switch (type) {
-    case ElemType::Half: return f.template operator()<__half>();
-    case ElemType::BFloat16: return f.template operator()<__nv_bfloat16>();
-    case ElemType::Float32: return f.template operator()<float>();
-    case ElemType::Float64: return f.template operator()<double>();
-    case ElemType::Int32: return f.template operator()<std::int32_t>();
-    case ElemType::Int64: return f.template operator()<std::int64_t>();
-    case ElemType::Bool: return f.template operator()<bool>();
-    case ElemType::Invalid: break;
+    case ElemType::Half:
+      return f.template operator()<__half>();
+    case ElemType::BFloat16:
+      return f.template operator()<__nv_bfloat16>();
+    case ElemType::Float32:
+      return f.template operator()<float>();
+    case ElemType::Float64:
+      return f.template operator()<double>();
+    case ElemType::Int32:
+      return f.template operator()<std::int32_t>();
+    case ElemType::Int64:
+      return f.template operator()<std::int64_t>();
+    case ElemType::Bool:
+      return f.template operator()<bool>();
+    case ElemType::Invalid:
+      break;
   }
 }
 

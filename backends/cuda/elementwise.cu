@@ -17,7 +17,9 @@ __device__ __forceinline__ T apply(BinaryOp op, T a, T b) {
     return from_acc<T>(op == BinaryOp::Add ? x + y : op == BinaryOp::Sub ? x - y : x * y);
   } else {
     const auto x = static_cast<wrap_t<T>>(a), y = static_cast<wrap_t<T>>(b);
-    return static_cast<T>(op == BinaryOp::Add ? wrap_t<T>(x + y) : op == BinaryOp::Sub ? wrap_t<T>(x - y) : wrap_t<T>(x * y));
+    return static_cast<T>(op == BinaryOp::Add   ? wrap_t<T>(x + y)
+                          : op == BinaryOp::Sub ? wrap_t<T>(x - y)
+                                                : wrap_t<T>(x * y));
   }
 }
 
@@ -35,8 +37,10 @@ template <class T>
 __global__ void neg_kernel(const T* x, T* y, std::int64_t count) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
        i += std::int64_t{gridDim.x} * blockDim.x) {
-    if constexpr (is_float_v<T>) y[i] = from_acc<T>(-to_acc(x[i]));
-    else y[i] = static_cast<T>(wrap_t<T>(0) - static_cast<wrap_t<T>>(x[i]));
+    if constexpr (is_float_v<T>)
+      y[i] = from_acc<T>(-to_acc(x[i]));
+    else
+      y[i] = static_cast<T>(wrap_t<T>(0) - static_cast<wrap_t<T>>(x[i]));
   }
 }
 
@@ -87,7 +91,8 @@ __global__ void permute_kernel(const T* in, T* out, Permute4 p) {
   }
 }
 
-template <class T> using add_n_acc_t = wrap_t<acc_t<T>>;
+template <class T>
+using add_n_acc_t = wrap_t<acc_t<T>>;
 
 template <class T>
 __global__ void add_n_kernel(AddNChunk chunk, std::int64_t count) {
@@ -97,12 +102,17 @@ __global__ void add_n_kernel(AddNChunk chunk, std::int64_t count) {
     A total = chunk.acc_in ? static_cast<const A*>(chunk.acc_in)[i] : A(0);
     for (int k = 0; k < chunk.count; ++k) {
       const T v = static_cast<const T*>(chunk.inputs[k])[i];
-      if constexpr (is_float_v<T>) total += to_acc(v);
-      else total = A(total + static_cast<A>(v));
+      if constexpr (is_float_v<T>)
+        total += to_acc(v);
+      else
+        total = A(total + static_cast<A>(v));
     }
-    if (chunk.acc_out) static_cast<A*>(chunk.acc_out)[i] = total;
-    else if constexpr (is_float_v<T>) static_cast<T*>(chunk.out)[i] = from_acc<T>(total);
-    else static_cast<T*>(chunk.out)[i] = static_cast<T>(total);
+    if (chunk.acc_out)
+      static_cast<A*>(chunk.acc_out)[i] = total;
+    else if constexpr (is_float_v<T>)
+      static_cast<T*>(chunk.out)[i] = from_acc<T>(total);
+    else
+      static_cast<T*>(chunk.out)[i] = static_cast<T>(total);
   }
 }
 
@@ -111,8 +121,8 @@ __global__ void add_n_kernel(AddNChunk chunk, std::int64_t count) {
 void launch_fill(ElemType type, void* out, std::int64_t count, double value, void* stream) {
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
-    DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, fill_kernel<T>)(static_cast<T*>(out), count,
-                                                                                 cast_one<T, double>(value));
+    DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, fill_kernel<T>)
+    (static_cast<T*>(out), count, cast_one<T, double>(value));
   });
   check_launch("fill_kernel");
 }
@@ -121,8 +131,8 @@ void launch_cast(ElemType src_type, const void* src, ElemType dst_type, void* ds
   if (count == 0) return;
   visit_elem(src_type, [&]<class S>() {
     visit_elem(dst_type, [&]<class D>() {
-      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, cast_kernel<D, S>)(
-          static_cast<const S*>(src), static_cast<D*>(dst), count);
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, cast_kernel<D, S>)
+      (static_cast<const S*>(src), static_cast<D*>(dst), count);
     });
   });
   check_launch("cast_kernel");
@@ -133,8 +143,8 @@ void launch_binary(BinaryOp op, ElemType type, const void* x, const void* y, voi
   if (index.count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      DAGRAD_LAUNCH(grid_for(index.count, kThreads), kThreads, stream, binary_kernel<T>)(
-          op, static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(z), index);
+      DAGRAD_LAUNCH(grid_for(index.count, kThreads), kThreads, stream, binary_kernel<T>)
+      (op, static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(z), index);
     }
   });
   check_launch("binary_kernel");
@@ -144,8 +154,8 @@ void launch_neg(ElemType type, const void* x, void* y, std::int64_t count, void*
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, neg_kernel<T>)(static_cast<const T*>(x),
-                                                                                  static_cast<T*>(y), count);
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, neg_kernel<T>)
+      (static_cast<const T*>(x), static_cast<T*>(y), count);
     }
   });
   check_launch("neg_kernel");
@@ -156,8 +166,8 @@ void launch_permute4(ElemType type, const void* in, void* out, const std::int64_
   const Permute4 p = make_permute4(in_dims, perm);
   if (p.count == 0) return;
   visit_elem(type, [&]<class T>() {
-    DAGRAD_LAUNCH(grid_for(p.count, kThreads), kThreads, stream, permute_kernel<T>)(static_cast<const T*>(in),
-                                                                                      static_cast<T*>(out), p);
+    DAGRAD_LAUNCH(grid_for(p.count, kThreads), kThreads, stream, permute_kernel<T>)
+    (static_cast<const T*>(in), static_cast<T*>(out), p);
   });
   check_launch("permute_kernel");
 }

@@ -22,8 +22,8 @@ __global__ void gather_kernel(const T* in, T* out, GatherIndex index) {
 void launch_gather(ElemType type, const void* in, void* out, const GatherIndex& index, void* stream) {
   if (index.count == 0) return;
   visit_elem(type, [&]<class T>() {
-    DAGRAD_LAUNCH(grid_for(index.count, kThreads), kThreads, stream, gather_kernel<T>)(static_cast<const T*>(in),
-                                                                                         static_cast<T*>(out), index);
+    DAGRAD_LAUNCH(grid_for(index.count, kThreads), kThreads, stream, gather_kernel<T>)
+    (static_cast<const T*>(in), static_cast<T*>(out), index);
   });
   check_launch("gather_kernel");
 }

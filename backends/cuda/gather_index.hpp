@@ -80,9 +80,12 @@ inline AxisSplit split_at_axis(const std::vector<std::int64_t>& dims, int axis) 
   AxisSplit s;
   for (int a = 0; a < static_cast<int>(dims.size()); ++a) {
     const auto d = dims[static_cast<std::size_t>(a)];
-    if (a < axis) s.outer *= d;
-    else if (a > axis) s.inner *= d;
-    else s.size = d;
+    if (a < axis)
+      s.outer *= d;
+    else if (a > axis)
+      s.inner *= d;
+    else
+      s.size = d;
   }
   return s;
 }

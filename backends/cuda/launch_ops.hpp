@@ -20,8 +20,8 @@ void launch_relu_grad(ElemType type, const void* gradients, const void* features
 // caller reads it back and raises TF's "Integer division by zero").
 void launch_reciprocal(ElemType type, const void* x, void* y, std::int64_t count, int* zero_flag, void* stream);
 // y[(o, c, i)] = x[(o, c, i)] + bias[c] over `count` elements with `channels` x `inner` trailing.
-void launch_bias_add(ElemType type, const void* x, const void* bias, void* y, std::int64_t count,
-                     std::int64_t channels, std::int64_t inner, void* stream);
+void launch_bias_add(ElemType type, const void* x, const void* bias, void* y, std::int64_t count, std::int64_t channels,
+                     std::int64_t inner, void* stream);
 
 // --- gather.cu: out[i] = in[gather_offset(index, i)] (Transpose, BroadcastTo), any dtype.
 void launch_gather(ElemType type, const void* in, void* out, const GatherIndex& index, void* stream);
@@ -40,8 +40,8 @@ void launch_softmax(ElemType type, bool log, const void* logits, void* out, std:
 void launch_softmax_xent(ElemType type, const void* logits, const void* labels, void* loss, void* backprop,
                          std::int64_t rows, std::int64_t classes, void* stream);
 // labels: Int32 or Int64 class indices, already checked to lie in [0, classes).
-void launch_sparse_softmax_xent(ElemType type, ElemType label_type, const void* logits, const void* labels,
-                                void* loss, void* backprop, std::int64_t rows, std::int64_t classes, void* stream);
+void launch_sparse_softmax_xent(ElemType type, ElemType label_type, const void* logits, const void* labels, void* loss,
+                                void* backprop, std::int64_t rows, std::int64_t classes, void* stream);
 
 // --- pooling.cu: every output (forward) or input (gradients) element is one thread that walks
 // its windows in the reference's order and sums in double, so results equal the reference.

@@ -55,8 +55,8 @@ __global__ void __launch_bounds__(kTransposeTile* kTransposeRowsPerPass)
 }
 
 inline unsigned transpose_grid(const BatchedTranspose& t) {
-  const std::int64_t tiles = t.batch * ((t.rows + kTransposeTile - 1) / kTransposeTile) *
-                             ((t.cols + kTransposeTile - 1) / kTransposeTile);
+  const std::int64_t tiles =
+      t.batch * ((t.rows + kTransposeTile - 1) / kTransposeTile) * ((t.cols + kTransposeTile - 1) / kTransposeTile);
   return grid_for(tiles, 1);
 }
 
@@ -69,9 +69,12 @@ void launch_transpose(int element_bytes, const void* in, void* out, const Batche
     launch("transpose_kernel", transpose_kernel<Word>, grid, block, static_cast<const Word*>(in),
            static_cast<Word*>(out), t);
   };
-  if (element_bytes == 2) go.template operator()<std::uint16_t>();
-  else if (element_bytes == 4) go.template operator()<std::uint32_t>();
-  else go.template operator()<std::uint64_t>();
+  if (element_bytes == 2)
+    go.template operator()<std::uint16_t>();
+  else if (element_bytes == 4)
+    go.template operator()<std::uint32_t>();
+  else
+    go.template operator()<std::uint64_t>();
 }
 
 }  // namespace

@@ -95,9 +95,8 @@ void reciprocal(KernelContext& c) {
 void register_math_kernels(KernelRegistry& r) {
   for (auto [op, kind] : {std::pair{"Add", BinaryOp::Add}, std::pair{"AddV2", BinaryOp::Add},
                           std::pair{"Sub", BinaryOp::Sub}, std::pair{"Mul", BinaryOp::Mul}}) {
-    add_kernels(r, op, kCuda, kBackend, kPriority, kNumericTypes, [kind]<class T>() -> KernelFn {
-      return [kind](KernelContext& c) { binary(c, kind); };
-    });
+    add_kernels(r, op, kCuda, kBackend, kPriority, kNumericTypes,
+                [kind]<class T>() -> KernelFn { return [kind](KernelContext& c) { binary(c, kind); }; });
   }
   add_kernels(r, "Neg", kCuda, kBackend, kPriority, kNumericTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
@@ -106,18 +105,14 @@ void register_math_kernels(KernelRegistry& r) {
       launch_neg(elem(out.dtype()), c.input(0).raw_data(), out.raw_data(), out.num_elements(), launch.stream);
     };
   });
-  add_kernels(r, "Reciprocal", kCuda, kBackend, kPriority, kNumericTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { reciprocal(c); };
-  });
-  add_kernels(r, "AddN", kCuda, kBackend, kPriority, kNumericTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { add_n(c); };
-  });
-  add_kernels(r, "Sum", kCuda, kBackend, kPriority, kNumericTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { reduce(c, false); };
-  });
-  add_kernels(r, "Mean", kCuda, kBackend, kPriority, kNumericTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { reduce(c, true); };
-  });
+  add_kernels(r, "Reciprocal", kCuda, kBackend, kPriority, kNumericTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { reciprocal(c); }; });
+  add_kernels(r, "AddN", kCuda, kBackend, kPriority, kNumericTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { add_n(c); }; });
+  add_kernels(r, "Sum", kCuda, kBackend, kPriority, kNumericTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { reduce(c, false); }; });
+  add_kernels(r, "Mean", kCuda, kBackend, kPriority, kNumericTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { reduce(c, true); }; });
 }
 
 }  // namespace dagrad::cuda

@@ -56,9 +56,15 @@ void mat_mul(KernelContext& c) {
   cudaDataType_t data = CUDA_R_32F;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F_PEDANTIC;  // float32 on CUDA cores: no silent TF32
   switch (out.dtype()) {
-    case DType::Half: data = CUDA_R_16F, compute = CUBLAS_COMPUTE_32F; break;  // tensor cores, float32 sums
-    case DType::BFloat16: data = CUDA_R_16BF, compute = CUBLAS_COMPUTE_32F; break;
-    case DType::Float64: data = CUDA_R_64F, compute = CUBLAS_COMPUTE_64F; break;
+    case DType::Half:
+      data = CUDA_R_16F, compute = CUBLAS_COMPUTE_32F;
+      break;  // tensor cores, float32 sums
+    case DType::BFloat16:
+      data = CUDA_R_16BF, compute = CUBLAS_COMPUTE_32F;
+      break;
+    case DType::Float64:
+      data = CUDA_R_64F, compute = CUBLAS_COMPUTE_64F;
+      break;
     default:
       if (tf32_allowed()) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
       break;
@@ -82,9 +88,8 @@ void mat_mul(KernelContext& c) {
 }  // namespace
 
 void register_matrix_kernels(KernelRegistry& r) {
-  add_kernels(r, "MatMul", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { mat_mul(c); };
-  });
+  add_kernels(r, "MatMul", kCuda, kBackend, kPriority, kFloatTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { mat_mul(c); }; });
   add_kernels(r, "Transpose", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);

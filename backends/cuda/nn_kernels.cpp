@@ -31,8 +31,10 @@ void sparse_xent(KernelContext& c) {
   const Tensor& labels = c.input(1);
   const std::int64_t rows = logits.shape()[0], classes = logits.shape()[1];
   const Tensor host_labels = labels.to(Device::cpu());
-  if (labels.dtype() == DType::Int32) ops::check_sparse_labels(host_labels.data<std::int32_t>(), rows, classes);
-  else ops::check_sparse_labels(host_labels.data<std::int64_t>(), rows, classes);
+  if (labels.dtype() == DType::Int32)
+    ops::check_sparse_labels(host_labels.data<std::int32_t>(), rows, classes);
+  else
+    ops::check_sparse_labels(host_labels.data<std::int64_t>(), rows, classes);
   Tensor& loss = c.allocate_output(0);
   Tensor& backprop = c.allocate_output(1);
   launch_sparse_softmax_xent(elem(logits.dtype()), elem(labels.dtype()), logits.raw_data(), labels.raw_data(),
@@ -52,9 +54,8 @@ void register_nn_kernels(KernelRegistry& r) {
                       s.channels, s.inner, launch.stream);
     };
   });
-  add_kernels(r, "BiasAddGrad", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { bias_add_grad(c); };
-  });
+  add_kernels(r, "BiasAddGrad", kCuda, kBackend, kPriority, kFloatTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { bias_add_grad(c); }; });
   add_kernels(r, "Relu", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);

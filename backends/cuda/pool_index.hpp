@@ -28,7 +28,8 @@ struct PoolPos {
 
 DAGRAD_HD std::int64_t pool_offset(bool nchw, std::int64_t rows, std::int64_t cols, std::int64_t depth,
                                    const PoolPos& p) {
-  return nchw ? ((p.n * depth + p.d) * rows + p.row) * cols + p.col : ((p.n * rows + p.row) * cols + p.col) * depth + p.d;
+  return nchw ? ((p.n * depth + p.d) * rows + p.row) * cols + p.col
+              : ((p.n * rows + p.row) * cols + p.col) * depth + p.d;
 }
 DAGRAD_HD PoolPos pool_unravel(bool nchw, std::int64_t rows, std::int64_t cols, std::int64_t depth,
                                std::int64_t linear) {

@@ -11,7 +11,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define DAGRAD_GRID_STRIDE(i, count)                                                       \
+#define DAGRAD_GRID_STRIDE(i, count)                                                      \
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < (count); \
        i += std::int64_t{gridDim.x} * blockDim.x)
 
@@ -53,7 +53,8 @@ __global__ void avg_pool_kernel(const T* x, T* y, PoolIndex g) {
     const Window w = window_of(g, out);
     double sum = 0;
     for (std::int64_t r = w.rows.begin; r < w.rows.end; ++r) {
-      for (std::int64_t c = w.cols.begin; c < w.cols.end; ++c) sum = add_rn(sum, to_double(x[pool_in_offset(g, {out.n, r, c, out.d})]));
+      for (std::int64_t c = w.cols.begin; c < w.cols.end; ++c)
+        sum = add_rn(sum, to_double(x[pool_in_offset(g, {out.n, r, c, out.d})]));
     }
     const auto size = static_cast<double>((w.rows.end - w.rows.begin) * (w.cols.end - w.cols.begin));
     y[o] = from_double<T>(div_rn(sum, size));
@@ -143,23 +144,23 @@ void launch_max_pool_grad(ElemType type, const void* x, const void* grad, void* 
     DAGRAD_LAUNCH(grid, kThreads, stream, pool_argmax_kernel<T>)(static_cast<const T*>(x), argmax, g);
   });
   for_float(type, pool_in_count(g), "max_pool_grad_kernel", [&]<class T>(unsigned grid) {
-    DAGRAD_LAUNCH(grid, kThreads, stream, max_pool_grad_kernel<T>)(argmax, static_cast<const T*>(grad),
-                                                                      static_cast<T*>(out), g);
+    DAGRAD_LAUNCH(grid, kThreads, stream, max_pool_grad_kernel<T>)
+    (argmax, static_cast<const T*>(grad), static_cast<T*>(out), g);
   });
 }
 
 void launch_max_pool_grad_grad(ElemType type, const void* x, const void* grad, void* out, const PoolIndex& g,
                                void* stream) {
   for_float(type, pool_out_count(g), "max_pool_grad_grad_kernel", [&]<class T>(unsigned grid) {
-    DAGRAD_LAUNCH(grid, kThreads, stream, max_pool_grad_grad_kernel<T>)(
-        static_cast<const T*>(x), static_cast<const T*>(grad), static_cast<T*>(out), g);
+    DAGRAD_LAUNCH(grid, kThreads, stream, max_pool_grad_grad_kernel<T>)
+    (static_cast<const T*>(x), static_cast<const T*>(grad), static_cast<T*>(out), g);
   });
 }
 
 void launch_avg_pool_grad(ElemType type, const void* grad, void* out, const PoolIndex& g, void* stream) {
   for_float(type, pool_in_count(g), "avg_pool_grad_kernel", [&]<class T>(unsigned grid) {
-    DAGRAD_LAUNCH(grid, kThreads, stream, avg_pool_grad_kernel<T>)(static_cast<const T*>(grad),
-                                                                      static_cast<T*>(out), g);
+    DAGRAD_LAUNCH(grid, kThreads, stream, avg_pool_grad_kernel<T>)
+    (static_cast<const T*>(grad), static_cast<T*>(out), g);
   });
 }
 

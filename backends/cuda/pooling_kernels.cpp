@@ -46,9 +46,8 @@ void register_pooling_kernels(KernelRegistry& r) {
                       launch.stream);
     };
   });
-  add_kernels(r, "MaxPoolGrad", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { max_pool_grad(c); };
-  });
+  add_kernels(r, "MaxPoolGrad", kCuda, kBackend, kPriority, kFloatTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { max_pool_grad(c); }; });
   add_kernels(r, "MaxPoolGradGrad", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);

@@ -9,7 +9,8 @@ namespace {
 constexpr int kThreads = 256;
 
 // Floats accumulate in float (double for double); integers wrap in their unsigned type.
-template <class T> using sum_t = wrap_t<acc_t<T>>;
+template <class T>
+using sum_t = wrap_t<acc_t<T>>;
 
 template <class T>
 __global__ void reduce_kernel(const T* in, T* out, ReduceIndex index, bool mean) {
@@ -20,8 +21,10 @@ __global__ void reduce_kernel(const T* in, T* out, ReduceIndex index, bool mean)
     A total = A(0);
     for (std::int64_t j = threadIdx.x; j < index.reduced_count; j += kThreads) {
       const T v = in[base + reduce_offset(index, j)];
-      if constexpr (is_float_v<T>) total += to_acc(v);
-      else total = A(total + static_cast<A>(v));
+      if constexpr (is_float_v<T>)
+        total += to_acc(v);
+      else
+        total = A(total + static_cast<A>(v));
     }
     partial[threadIdx.x] = total;
     __syncthreads();
@@ -36,7 +39,9 @@ __global__ void reduce_kernel(const T* in, T* out, ReduceIndex index, bool mean)
         out[o] = from_acc<T>(mean ? sum / static_cast<A>(index.reduced_count) : sum);
       } else {
         const T total_t = static_cast<T>(sum);
-        out[o] = !mean ? total_t : index.reduced_count == 0 ? T(0) : static_cast<T>(total_t / static_cast<T>(index.reduced_count));
+        out[o] = !mean                      ? total_t
+                 : index.reduced_count == 0 ? T(0)
+                                            : static_cast<T>(total_t / static_cast<T>(index.reduced_count));
       }
     }
     __syncthreads();
@@ -50,8 +55,8 @@ void launch_reduce(ElemType type, bool mean, const void* in, void* out, const Re
   const auto blocks = static_cast<unsigned>(index.out_count < 65535 * 16 ? index.out_count : 65535 * 16);
   visit_elem(type, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      DAGRAD_LAUNCH(blocks, kThreads, stream, reduce_kernel<T>)(static_cast<const T*>(in), static_cast<T*>(out),
-                                                                   index, mean);
+      DAGRAD_LAUNCH(blocks, kThreads, stream, reduce_kernel<T>)
+      (static_cast<const T*>(in), static_cast<T*>(out), index, mean);
     }
   });
   check_launch("reduce_kernel");

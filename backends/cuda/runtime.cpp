@@ -41,8 +41,10 @@ class CudaAllocator final : public Allocator {
     }
     check_cuda(status, "cudaMallocAsync");
     std::lock_guard lock(mutex_);
-    if (reserved() > reserved_before) ++stats_.fresh_allocations;
-    else ++stats_.reused_allocations;
+    if (reserved() > reserved_before)
+      ++stats_.fresh_allocations;
+    else
+      ++stats_.reused_allocations;
     stats_.bytes_in_use += static_cast<std::int64_t>(size);
     if (stats_.bytes_in_use > stats_.peak_bytes_in_use) stats_.peak_bytes_in_use = stats_.bytes_in_use;
     return ptr;

@@ -10,13 +10,19 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <class A> __device__ __forceinline__ A exp_of(A v) {
-  if constexpr (std::is_same_v<A, float>) return ::expf(v);
-  else return ::exp(v);
+template <class A>
+__device__ __forceinline__ A exp_of(A v) {
+  if constexpr (std::is_same_v<A, float>)
+    return ::expf(v);
+  else
+    return ::exp(v);
 }
-template <class A> __device__ __forceinline__ A log_of(A v) {
-  if constexpr (std::is_same_v<A, float>) return ::logf(v);
-  else return ::log(v);
+template <class A>
+__device__ __forceinline__ A log_of(A v) {
+  if constexpr (std::is_same_v<A, float>)
+    return ::logf(v);
+  else
+    return ::log(v);
 }
 
 // Combines every thread's `v` by `op` in a fixed tree; all threads get the result.
@@ -113,8 +119,8 @@ void launch_softmax(ElemType type, bool log, const void* logits, void* out, std:
   if (rows == 0 || classes == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      DAGRAD_LAUNCH(row_blocks(rows), kThreads, stream, softmax_kernel<T>)(
-          static_cast<const T*>(logits), static_cast<T*>(out), rows, classes, log);
+      DAGRAD_LAUNCH(row_blocks(rows), kThreads, stream, softmax_kernel<T>)
+      (static_cast<const T*>(logits), static_cast<T*>(out), rows, classes, log);
     }
   });
   check_launch("softmax_kernel");
@@ -125,26 +131,28 @@ void launch_softmax_xent(ElemType type, const void* logits, const void* labels, 
   if (rows == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      DAGRAD_LAUNCH(row_blocks(rows), kThreads, stream, softmax_xent_kernel<T>)(
-          static_cast<const T*>(logits), static_cast<const T*>(labels), static_cast<T*>(loss),
-          static_cast<T*>(backprop), rows, classes);
+      DAGRAD_LAUNCH(row_blocks(rows), kThreads, stream, softmax_xent_kernel<T>)
+      (static_cast<const T*>(logits), static_cast<const T*>(labels), static_cast<T*>(loss), static_cast<T*>(backprop),
+       rows, classes);
     }
   });
   check_launch("softmax_xent_kernel");
 }
 
-void launch_sparse_softmax_xent(ElemType type, ElemType label_type, const void* logits, const void* labels,
-                                void* loss, void* backprop, std::int64_t rows, std::int64_t classes, void* stream) {
+void launch_sparse_softmax_xent(ElemType type, ElemType label_type, const void* logits, const void* labels, void* loss,
+                                void* backprop, std::int64_t rows, std::int64_t classes, void* stream) {
   if (rows == 0 || classes == 0) return;  // no classes: no valid label, so no rows either
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
       auto run = [&]<class Label>() {
-        DAGRAD_LAUNCH(row_blocks(rows), kThreads, stream, sparse_xent_kernel<T, Label>)(
-            static_cast<const T*>(logits), static_cast<const Label*>(labels), static_cast<T*>(loss),
-            static_cast<T*>(backprop), rows, classes);
+        DAGRAD_LAUNCH(row_blocks(rows), kThreads, stream, sparse_xent_kernel<T, Label>)
+        (static_cast<const T*>(logits), static_cast<const Label*>(labels), static_cast<T*>(loss),
+         static_cast<T*>(backprop), rows, classes);
       };
-      if (label_type == ElemType::Int32) run.template operator()<std::int32_t>();
-      else run.template operator()<std::int64_t>();
+      if (label_type == ElemType::Int32)
+        run.template operator()<std::int32_t>();
+      else
+        run.template operator()<std::int64_t>();
     }
   });
   check_launch("sparse_xent_kernel");

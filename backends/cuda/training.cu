@@ -11,14 +11,16 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define DAGRAD_GRID_STRIDE(i, count)                                                       \
+#define DAGRAD_GRID_STRIDE(i, count)                                                      \
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < (count); \
        i += std::int64_t{gridDim.x} * blockDim.x)
 
 template <class T>
 __global__ void gradient_descent_kernel(T* var, const T* alpha_p, const T* delta, std::int64_t count) {
   const double alpha = to_double(*alpha_p);
-  DAGRAD_GRID_STRIDE(i, count) { var[i] = from_double<T>(sub_rn(to_double(var[i]), mul_rn(alpha, to_double(delta[i])))); }
+  DAGRAD_GRID_STRIDE(i, count) {
+    var[i] = from_double<T>(sub_rn(to_double(var[i]), mul_rn(alpha, to_double(delta[i]))));
+  }
 }
 
 template <class T>
@@ -76,17 +78,17 @@ void for_float(ElemType type, std::int64_t count, const char* name, Launch&& lau
 void launch_apply_gradient_descent(ElemType type, void* var, const void* alpha, const void* delta, std::int64_t count,
                                    void* stream) {
   for_float(type, count, "gradient_descent_kernel", [&]<class T>(unsigned grid) {
-    DAGRAD_LAUNCH(grid, kThreads, stream, gradient_descent_kernel<T>)(
-        static_cast<T*>(var), static_cast<const T*>(alpha), static_cast<const T*>(delta), count);
+    DAGRAD_LAUNCH(grid, kThreads, stream, gradient_descent_kernel<T>)
+    (static_cast<T*>(var), static_cast<const T*>(alpha), static_cast<const T*>(delta), count);
   });
 }
 
 void launch_apply_momentum(ElemType type, void* var, void* accum, const void* lr, const void* grad,
                            const void* momentum, bool nesterov, std::int64_t count, void* stream) {
   for_float(type, count, "momentum_kernel", [&]<class T>(unsigned grid) {
-    DAGRAD_LAUNCH(grid, kThreads, stream, momentum_kernel<T>)(
-        static_cast<T*>(var), static_cast<T*>(accum), static_cast<const T*>(lr), static_cast<const T*>(grad),
-        static_cast<const T*>(momentum), nesterov, count);
+    DAGRAD_LAUNCH(grid, kThreads, stream, momentum_kernel<T>)
+    (static_cast<T*>(var), static_cast<T*>(accum), static_cast<const T*>(lr), static_cast<const T*>(grad),
+     static_cast<const T*>(momentum), nesterov, count);
   });
 }
 
@@ -95,9 +97,8 @@ void launch_apply_adam(ElemType type, void* var, void* m, void* v, const AdamSca
   const AdamArgs args{scalars.beta1_power, scalars.beta2_power, scalars.lr,
                       scalars.beta1,       scalars.beta2,       scalars.epsilon};
   for_float(type, count, "adam_kernel", [&]<class T>(unsigned grid) {
-    DAGRAD_LAUNCH(grid, kThreads, stream, adam_kernel<T>)(static_cast<T*>(var), static_cast<T*>(m),
-                                                            static_cast<T*>(v), args, static_cast<const T*>(grad),
-                                                            nesterov, count);
+    DAGRAD_LAUNCH(grid, kThreads, stream, adam_kernel<T>)
+    (static_cast<T*>(var), static_cast<T*>(m), static_cast<T*>(v), args, static_cast<const T*>(grad), nesterov, count);
   });
 }
 

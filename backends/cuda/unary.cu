@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define DAGRAD_GRID_STRIDE(i, count)                                                       \
+#define DAGRAD_GRID_STRIDE(i, count)                                                      \
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < (count); \
        i += std::int64_t{gridDim.x} * blockDim.x)
 
@@ -57,8 +57,8 @@ void launch_relu(ElemType type, const void* x, void* y, std::int64_t count, void
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, relu_kernel<T>)(static_cast<const T*>(x),
-                                                                                   static_cast<T*>(y), count);
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, relu_kernel<T>)
+      (static_cast<const T*>(x), static_cast<T*>(y), count);
     }
   });
   check_launch("relu_kernel");
@@ -69,8 +69,8 @@ void launch_relu_grad(ElemType type, const void* gradients, const void* features
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, relu_grad_kernel<T>)(
-          static_cast<const T*>(gradients), static_cast<const T*>(features), static_cast<T*>(y), count);
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, relu_grad_kernel<T>)
+      (static_cast<const T*>(gradients), static_cast<const T*>(features), static_cast<T*>(y), count);
     }
   });
   check_launch("relu_grad_kernel");
@@ -80,20 +80,20 @@ void launch_reciprocal(ElemType type, const void* x, void* y, std::int64_t count
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, reciprocal_kernel<T>)(
-          static_cast<const T*>(x), static_cast<T*>(y), count, zero_flag);
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, reciprocal_kernel<T>)
+      (static_cast<const T*>(x), static_cast<T*>(y), count, zero_flag);
     }
   });
   check_launch("reciprocal_kernel");
 }
 
-void launch_bias_add(ElemType type, const void* x, const void* bias, void* y, std::int64_t count,
-                     std::int64_t channels, std::int64_t inner, void* stream) {
+void launch_bias_add(ElemType type, const void* x, const void* bias, void* y, std::int64_t count, std::int64_t channels,
+                     std::int64_t inner, void* stream) {
   if (count == 0) return;
   visit_elem(type, [&]<class T>() {
     if constexpr (is_float_v<T>) {
-      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, bias_add_kernel<T>)(
-          static_cast<const T*>(x), static_cast<const T*>(bias), static_cast<T*>(y), count, channels, inner);
+      DAGRAD_LAUNCH(grid_for(count, kThreads), kThreads, stream, bias_add_kernel<T>)
+      (static_cast<const T*>(x), static_cast<const T*>(bias), static_cast<T*>(y), count, channels, inner);
     }
   });
   check_launch("bias_add_kernel");

@@ -19,12 +19,10 @@ void register_array_kernels(KernelRegistry& r) {
                        dtype_name(c.output_dtype(0)), " and shape ", c.attr<Shape>("shape").to_string());
     };
   });
-  add_kernels(r, "Const", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { c.set_output(0, c.attr<Tensor>("value")); };
-  });
-  add_kernels(r, "Identity", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { c.set_output(0, c.input(0)); };
-  });
+  add_kernels(r, "Const", kCpu, kBackend, kPriority, all,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { c.set_output(0, c.attr<Tensor>("value")); }; });
+  add_kernels(r, "Identity", kCpu, kBackend, kPriority, all,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { c.set_output(0, c.input(0)); }; });
   add_kernels(r, "ZerosLike", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& out = c.allocate_output(0);

@@ -21,8 +21,10 @@ void arg_max(KernelContext& c) {
   if (c.output_shape(0).num_elements() == 0) return;
   std::int64_t outer = 1, inner = 1;
   for (int i = 0; i < rank; ++i) {
-    if (i < axis) outer *= in.shape()[i];
-    else if (i > axis) inner *= in.shape()[i];
+    if (i < axis)
+      outer *= in.shape()[i];
+    else if (i > axis)
+      inner *= in.shape()[i];
   }
   const std::int64_t size = in.shape()[static_cast<int>(axis)];
   const T* x = in.data<T>();
@@ -46,8 +48,10 @@ void register_compare_kernels(KernelRegistry& r) {
               {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64},
               []<class T>() -> KernelFn {
                 return [](KernelContext& c) {
-                  if (c.output_dtype(0) == DType::Int32) arg_max<T, std::int32_t>(c);
-                  else arg_max<T, std::int64_t>(c);
+                  if (c.output_dtype(0) == DType::Int32)
+                    arg_max<T, std::int32_t>(c);
+                  else
+                    arg_max<T, std::int64_t>(c);
                 };
               });
   add_kernels(r, "Equal", kCpu, kBackend, kPriority,

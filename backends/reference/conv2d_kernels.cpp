@@ -168,19 +168,25 @@ void register_conv2d_kernels(KernelRegistry& r) {
   const std::initializer_list<DType> types = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
   // visit_dtype instantiates every host type; only the floating ones are registered.
   add_kernels(r, "Conv2D", kCpu, kBackend, kPriority, types, []<class T>() -> KernelFn {
-    if constexpr (is_floating_v<T>) return conv2d<T>;
-    else return nullptr;
+    if constexpr (is_floating_v<T>)
+      return conv2d<T>;
+    else
+      return nullptr;
   });
   for (const char* op : {"Conv2DBackpropInput", "Conv2DBackpropInputV2"}) {
     add_kernels(r, op, kCpu, kBackend, kPriority, types, []<class T>() -> KernelFn {
-      if constexpr (is_floating_v<T>) return conv2d_backprop_input<T>;
-      else return nullptr;
+      if constexpr (is_floating_v<T>)
+        return conv2d_backprop_input<T>;
+      else
+        return nullptr;
     });
   }
   for (const char* op : {"Conv2DBackpropFilter", "Conv2DBackpropFilterV2"}) {
     add_kernels(r, op, kCpu, kBackend, kPriority, types, []<class T>() -> KernelFn {
-      if constexpr (is_floating_v<T>) return conv2d_backprop_filter<T>;
-      else return nullptr;
+      if constexpr (is_floating_v<T>)
+        return conv2d_backprop_filter<T>;
+      else
+        return nullptr;
     });
   }
 }

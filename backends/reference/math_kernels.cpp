@@ -15,18 +15,23 @@ const std::initializer_list<DType> kNumeric = {DType::Half,    DType::BFloat16, 
                                                DType::Float64, DType::Int32,    DType::Int64};
 
 // Wide type for exact reference arithmetic: double for floats, uint64 (modular) for integers.
-template <class T> using wide_t = std::conditional_t<is_floating_v<T>, double, std::uint64_t>;
+template <class T>
+using wide_t = std::conditional_t<is_floating_v<T>, double, std::uint64_t>;
 
 template <class T>
 wide_t<T> to_wide(T v) {
-  if constexpr (is_floating_v<T>) return widen<T>(v);
-  else return static_cast<std::uint64_t>(v);
+  if constexpr (is_floating_v<T>)
+    return widen<T>(v);
+  else
+    return static_cast<std::uint64_t>(v);
 }
 
 template <class T>
 T from_wide(wide_t<T> v) {
-  if constexpr (is_floating_v<T>) return narrow<T>(v);
-  else return static_cast<T>(v);
+  if constexpr (is_floating_v<T>)
+    return narrow<T>(v);
+  else
+    return static_cast<T>(v);
 }
 
 template <class T, class Op>
@@ -72,7 +77,8 @@ void reduce(KernelContext& c, bool mean) {
   const T* src = in.data<T>();
   for (std::int64_t i = 0; i < in.num_elements(); ++i) {
     std::int64_t o = 0;
-    for (int a = 0; a < in.rank(); ++a) o += index[static_cast<std::size_t>(a)] * out_stride[static_cast<std::size_t>(a)];
+    for (int a = 0; a < in.rank(); ++a)
+      o += index[static_cast<std::size_t>(a)] * out_stride[static_cast<std::size_t>(a)];
     acc[static_cast<std::size_t>(o)] += to_wide<T>(src[i]);
     for (int a = in.rank() - 1; a >= 0; --a) {
       if (++index[static_cast<std::size_t>(a)] < in.shape()[a]) break;
@@ -141,12 +147,10 @@ void register_math_kernels(KernelRegistry& r) {
       }
     };
   });
-  add_kernels(r, "Sum", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { reduce<T>(c, false); };
-  });
-  add_kernels(r, "Mean", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { reduce<T>(c, true); };
-  });
+  add_kernels(r, "Sum", kCpu, kBackend, kPriority, kNumeric,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { reduce<T>(c, false); }; });
+  add_kernels(r, "Mean", kCpu, kBackend, kPriority, kNumeric,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { reduce<T>(c, true); }; });
 }
 
 }  // namespace dagrad::reference

@@ -49,17 +49,22 @@ void register_matrix_kernels(KernelRegistry& r) {
                   if (out.num_elements() == 0) return;  // an empty input's strides may overflow
                   const int rank = x.rank();
                   // Input strides read in output-axis order.
-                  std::vector<std::int64_t> in_stride(static_cast<std::size_t>(rank), 1), strides(static_cast<std::size_t>(rank));
+                  std::vector<std::int64_t> in_stride(static_cast<std::size_t>(rank), 1),
+                      strides(static_cast<std::size_t>(rank));
                   for (int a = rank - 2; a >= 0; --a) {
-                    in_stride[static_cast<std::size_t>(a)] = in_stride[static_cast<std::size_t>(a + 1)] * x.shape()[a + 1];
+                    in_stride[static_cast<std::size_t>(a)] =
+                        in_stride[static_cast<std::size_t>(a + 1)] * x.shape()[a + 1];
                   }
-                  for (int a = 0; a < rank; ++a) strides[static_cast<std::size_t>(a)] = in_stride[static_cast<std::size_t>(perm[static_cast<std::size_t>(a)])];
+                  for (int a = 0; a < rank; ++a)
+                    strides[static_cast<std::size_t>(a)] =
+                        in_stride[static_cast<std::size_t>(perm[static_cast<std::size_t>(a)])];
                   std::vector<std::int64_t> index(static_cast<std::size_t>(rank), 0);
                   const T* src = x.data<T>();
                   T* dst = out.data<T>();
                   for (std::int64_t i = 0; i < out.num_elements(); ++i) {
                     std::int64_t offset = 0;
-                    for (int a = 0; a < rank; ++a) offset += index[static_cast<std::size_t>(a)] * strides[static_cast<std::size_t>(a)];
+                    for (int a = 0; a < rank; ++a)
+                      offset += index[static_cast<std::size_t>(a)] * strides[static_cast<std::size_t>(a)];
                     dst[i] = src[offset];
                     for (int a = rank - 1; a >= 0; --a) {
                       if (++index[static_cast<std::size_t>(a)] < out.shape()[a]) break;

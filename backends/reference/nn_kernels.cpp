@@ -136,12 +136,10 @@ void register_nn_kernels(KernelRegistry& r) {
       }
     };
   });
-  add_kernels(r, "Softmax", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { softmax_kernel<T>(c, false); };
-  });
-  add_kernels(r, "LogSoftmax", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
-    return [](KernelContext& c) { softmax_kernel<T>(c, true); };
-  });
+  add_kernels(r, "Softmax", kCpu, kBackend, kPriority, kFloats,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { softmax_kernel<T>(c, false); }; });
+  add_kernels(r, "LogSoftmax", kCpu, kBackend, kPriority, kFloats,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { softmax_kernel<T>(c, true); }; });
   add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const Tensor& logits = c.input(0);
@@ -165,8 +163,10 @@ void register_nn_kernels(KernelRegistry& r) {
   });
   add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
-      if (c.input(1).dtype() == DType::Int32) sparse_xent<T, std::int32_t>(c);
-      else sparse_xent<T, std::int64_t>(c);
+      if (c.input(1).dtype() == DType::Int32)
+        sparse_xent<T, std::int32_t>(c);
+      else
+        sparse_xent<T, std::int64_t>(c);
     };
   });
 }

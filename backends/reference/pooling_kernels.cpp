@@ -28,7 +28,8 @@ void for_each_window(const ops::Pool2DGeometry& geo, F&& f) {
         for (std::int64_t d = 0; d < geo.depth; ++d) {
           window.clear();
           for (std::int64_t r = std::max<std::int64_t>(r0, 0); r < r1; ++r) {
-            for (std::int64_t col = std::max<std::int64_t>(c0, 0); col < c1; ++col) window.push_back(geo.in_offset(n, r, col, d));
+            for (std::int64_t col = std::max<std::int64_t>(c0, 0); col < c1; ++col)
+              window.push_back(geo.in_offset(n, r, col, d));
           }
           f(geo.out_offset(n, orow, ocol, d), window);
         }
@@ -49,7 +50,9 @@ std::int64_t window_argmax(const T* x, const std::vector<std::int64_t>& window) 
   return best;
 }
 
-ops::Pool2DGeometry geometry(KernelContext& c, const Shape& input) { return ops::pool2d_geometry(c.op_name(), c.attrs(), input); }
+ops::Pool2DGeometry geometry(KernelContext& c, const Shape& input) {
+  return ops::pool2d_geometry(c.op_name(), c.attrs(), input);
+}
 
 }  // namespace
 

@@ -11,7 +11,7 @@ inline constexpr int kPriority = 0;
 void register_array_kernels(KernelRegistry& registry);
 void register_math_kernels(KernelRegistry& registry);
 void register_state_kernels(KernelRegistry& registry);
-void register_conv2d_kernels(KernelRegistry& registry);  // conv2d_kernels.cpp
+void register_conv2d_kernels(KernelRegistry& registry);    // conv2d_kernels.cpp
 void register_nn_kernels(KernelRegistry& registry);        // nn_kernels.cpp
 void register_pooling_kernels(KernelRegistry& registry);   // pooling_kernels.cpp
 void register_matrix_kernels(KernelRegistry& registry);    // matrix_kernels.cpp

@@ -22,7 +22,8 @@ void register_training_kernels(KernelRegistry& r) {
       const double alpha = scalar(c, 1);
       const T* delta = c.input(2).data<T>();
       T* w = var.data<T>();
-      for (std::int64_t i = 0; i < var.num_elements(); ++i) ops::gradient_descent_update(w[i], alpha, widen<T>(delta[i]));
+      for (std::int64_t i = 0; i < var.num_elements(); ++i)
+        ops::gradient_descent_update(w[i], alpha, widen<T>(delta[i]));
       c.set_output(0, var);
     };
   });
@@ -35,7 +36,8 @@ void register_training_kernels(KernelRegistry& r) {
       const T* grad = c.input(3).data<T>();
       T* w = var.data<T>();
       T* a = accum.data<T>();
-      for (std::int64_t i = 0; i < var.num_elements(); ++i) ops::momentum_update(w[i], a[i], widen<T>(grad[i]), lr, momentum, nesterov);
+      for (std::int64_t i = 0; i < var.num_elements(); ++i)
+        ops::momentum_update(w[i], a[i], widen<T>(grad[i]), lr, momentum, nesterov);
       c.set_output(0, var);
     };
   });

@@ -19,8 +19,8 @@ struct ConvCase {
   DType dtype = DType::Float64;
 
   std::string describe() const {
-    return str_cat(padding, " stride ", stride, " dilation ", dilation, nchw ? " NCHW" : " NHWC", " groups ", groups, " ",
-                   dtype_name(dtype));
+    return str_cat(padding, " stride ", stride, " dilation ", dilation, nchw ? " NCHW" : " NHWC", " groups ", groups,
+                   " ", dtype_name(dtype));
   }
 };
 
@@ -31,7 +31,8 @@ std::vector<ConvCase> all_cases() {
       for (int dilation : {1, 2}) {
         for (bool nchw : {false, true}) {
           for (int groups : {1, 2}) {
-            for (DType dtype : {DType::Float64, DType::Float32}) cases.push_back({padding, stride, dilation, nchw, groups, dtype});
+            for (DType dtype : {DType::Float64, DType::Float32})
+              cases.push_back({padding, stride, dilation, nchw, groups, dtype});
           }
         }
       }
@@ -69,11 +70,12 @@ ConvProblem problem(const ConvCase& c) {
   p.options.strides = c.nchw ? std::vector<std::int64_t>{1, 1, s, s} : std::vector<std::int64_t>{1, s, s, 1};
   p.options.dilations = c.nchw ? std::vector<std::int64_t>{1, 1, d, d} : std::vector<std::int64_t>{1, d, d, 1};
   if (c.padding == "EXPLICIT") {
-    p.options.explicit_paddings = c.nchw ? std::vector<std::int64_t>{0, 0, 0, 0, 1, 2, 2, 0}
-                                         : std::vector<std::int64_t>{0, 0, 1, 2, 2, 0, 0, 0};
+    p.options.explicit_paddings =
+        c.nchw ? std::vector<std::int64_t>{0, 0, 0, 0, 1, 2, 2, 0} : std::vector<std::int64_t>{0, 0, 1, 2, 2, 0, 0, 0};
   }
   Graph g;
-  p.output = ops::conv2d(g, ops::placeholder(g, c.dtype, p.input), ops::placeholder(g, c.dtype, p.filter), p.options).shape();
+  p.output =
+      ops::conv2d(g, ops::placeholder(g, c.dtype, p.input), ops::placeholder(g, c.dtype, p.filter), p.options).shape();
   return p;
 }
 
@@ -102,8 +104,7 @@ void check(const std::string& op, const ConvCase& c, GradCheckOptions options = 
   // Every input that carries values is checked for real; shape-only inputs are seen to be so.
   for (const auto& in : r.inputs) {
     const bool shape_only = (op == "Conv2DBackpropInputV2" && in.name == "input") ||
-                            (op == "Conv2DBackpropFilterV2" && in.name == "filter") ||
-                            in.dtype == DType::Int32;
+                            (op == "Conv2DBackpropFilterV2" && in.name == "filter") || in.dtype == DType::Int32;
     if (options.order == 1) CHECK((in.status == InputCheck::Status::Passed) != shape_only);
   }
 }
@@ -120,7 +121,7 @@ TEST_CASE("conv ops pass the gradient check on a covering sweep", "[autodiff][gr
 
 TEST_CASE("conv ops pass the second-order check", "[autodiff][gradcheck][conv]") {
   for (const char* padding : {"VALID", "SAME", "EXPLICIT"}) {
-    const ConvCase c{padding, 2, padding == std::string("SAME") ? 2 : 1, padding == std::string("EXPLICIT"), 2,
+    const ConvCase c{padding,       2, padding == std::string("SAME") ? 2 : 1, padding == std::string("EXPLICIT"), 2,
                      DType::Float64};
     for (const char* op : {"Conv2D", "Conv2DBackpropFilterV2", "Conv2DBackpropInputV2"}) check(op, c, {.order = 2});
   }

@@ -43,7 +43,8 @@ std::vector<Case> cases() {
 
 std::vector<Tensor> inputs_for(const Case& c, DType dtype, std::uint64_t seed) {
   std::vector<Tensor> in;
-  for (std::size_t i = 0; i < c.shapes.size(); ++i) in.push_back(random_tensor(dtype, c.shapes[i], seed + i, c.lo, c.hi));
+  for (std::size_t i = 0; i < c.shapes.size(); ++i)
+    in.push_back(random_tensor(dtype, c.shapes[i], seed + i, c.lo, c.hi));
   for (const auto& t : c.extra) in.push_back(t);
   return in;
 }

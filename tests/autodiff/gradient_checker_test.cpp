@@ -33,10 +33,11 @@ TEST_CASE("a wrong gradient is caught and its worst entry reported", "[autodiff]
   REQUIRE(check_gradients("Mul", in).passed);
   {
     // d(x*y)/dy planted as x*dz*1.01: off by 1% in every entry of y's Jacobian.
-    ScopedGradient wrong("Mul", [](Graph& g, const Node& n, const std::vector<Output>& d) -> std::vector<std::optional<Output>> {
-      Output scale = ops::scalar(g, 1.01, n.inputs[0].dtype());
-      return {ops::mul(g, d[0], n.inputs[1]), ops::mul(g, ops::mul(g, n.inputs[0], d[0]), scale)};
-    });
+    ScopedGradient wrong(
+        "Mul", [](Graph& g, const Node& n, const std::vector<Output>& d) -> std::vector<std::optional<Output>> {
+          Output scale = ops::scalar(g, 1.01, n.inputs[0].dtype());
+          return {ops::mul(g, d[0], n.inputs[1]), ops::mul(g, ops::mul(g, n.inputs[0], d[0]), scale)};
+        });
     for (GradCheckMode mode : {GradCheckMode::Full, GradCheckMode::Fast}) {
       const GradCheckResult r = check_gradients("Mul", in, {}, {.mode = mode});
       INFO(r.report());
@@ -78,7 +79,8 @@ TEST_CASE("the checker cannot pass vacuously", "[autodiff][gradcheck]") {
     Output zero = ops::scalar(g, 0.0, in[0].dtype());
     return std::vector<Output>{ops::add(g, ops::mul(g, in[0], zero), in[1])};
   };
-  const std::vector<Tensor> in = {random_tensor(DType::Float64, Shape{2}, 1), random_tensor(DType::Float64, Shape{2}, 2)};
+  const std::vector<Tensor> in = {random_tensor(DType::Float64, Shape{2}, 1),
+                                  random_tensor(DType::Float64, Shape{2}, 2)};
   for (GradCheckMode mode : {GradCheckMode::Full, GradCheckMode::Fast}) {
     const GradCheckResult r = check_graph_gradients(fn, in, {.mode = mode}, {"x", "y"});
     INFO(r.report());
@@ -102,8 +104,10 @@ TEST_CASE("inputs used only for their shape are reported consistent, integer inp
   CHECK(r.inputs[1].status == InputCheck::Status::Skipped);
   // Fixed seeds: the same check twice gives the same numbers.
   const Tensor axis = Tensor::from_values<std::int64_t>(Shape{1}, {0});
-  const GradCheckResult a = check_gradients("Mean", {random_tensor(DType::Float32, Shape{3, 2}, 9), axis}, {}, {.mode = GradCheckMode::Fast});
-  const GradCheckResult b = check_gradients("Mean", {random_tensor(DType::Float32, Shape{3, 2}, 9), axis}, {}, {.mode = GradCheckMode::Fast});
+  const GradCheckResult a =
+      check_gradients("Mean", {random_tensor(DType::Float32, Shape{3, 2}, 9), axis}, {}, {.mode = GradCheckMode::Fast});
+  const GradCheckResult b =
+      check_gradients("Mean", {random_tensor(DType::Float32, Shape{3, 2}, 9), axis}, {}, {.mode = GradCheckMode::Fast});
   CHECK(a.inputs[0].numeric == b.inputs[0].numeric);
   CHECK(a.inputs[0].symbolic == b.inputs[0].symbolic);
 }

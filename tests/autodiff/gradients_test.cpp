@@ -41,7 +41,8 @@ TEST_CASE("an x no y depends on: error, zeros, or an empty Output", "[autodiff]"
   Output x = ops::placeholder(g, DType::Float32, Shape{2}, "x");
   Output unused = ops::placeholder(g, DType::Float32, Shape{2}, "unused");
   Output y = ops::reduce_sum_all(g, ops::neg(g, x));
-  CHECK_THROWS_WITH(gradients(g, {y}, {x, unused}), Catch::Contains("xs[1] 'unused:0'") && Catch::Contains("not connected"));
+  CHECK_THROWS_WITH(gradients(g, {y}, {x, unused}),
+                    Catch::Contains("xs[1] 'unused:0'") && Catch::Contains("not connected"));
   auto zero = gradients(g, {y}, {x, unused}, {}, {.unconnected = UnconnectedGradients::Zero});
   auto none = gradients(g, {y}, {x, unused}, {}, {.unconnected = UnconnectedGradients::None});
   CHECK_FALSE(none[1].valid());
@@ -55,7 +56,7 @@ TEST_CASE("an x no y depends on: error, zeros, or an empty Output", "[autodiff]"
 TEST_CASE("only nodes between the xs and the ys get gradient nodes", "[autodiff]") {
   Graph g;
   Output a = ops::placeholder(g, DType::Float64, Shape{2}, "a");
-  Output b = ops::neg(g, a, "b");                    // upstream of the x: never differentiated
+  Output b = ops::neg(g, a, "b");                                     // upstream of the x: never differentiated
   Output side = ops::mul(g, b, ops::scalar(g, 3.0, DType::Float64));  // feeds no y
   (void)side;
   Output c = ops::mul(g, b, b, "c");
@@ -99,8 +100,8 @@ TEST_CASE("gradients of gradients: second derivatives", "[autodiff]") {
   Graph g;
   Output x = ops::placeholder(g, DType::Float64, Shape{2}, "x");
   Output y = ops::reduce_sum_all(g, ops::mul(g, ops::mul(g, x, x), x));  // sum x^3
-  Output d1 = gradients(g, {y}, {x}).at(0);                             // 3x^2
-  Output d2 = gradients(g, {ops::reduce_sum_all(g, d1)}, {x}).at(0);    // 6x
+  Output d1 = gradients(g, {y}, {x}).at(0);                              // 3x^2
+  Output d2 = gradients(g, {ops::reduce_sum_all(g, d1)}, {x}).at(0);     // 6x
   Session s(g);
   auto out = s.run({{x, vec({2, -1})}}, {d1, d2});
   CHECK(values(out[0]) == std::vector<double>{12, 3});

@@ -49,7 +49,8 @@ Tensor label_distributions(Shape shape, std::uint64_t seed) {
   return t;
 }
 
-AttrMap pool(std::vector<std::int64_t> k, std::vector<std::int64_t> s, const char* padding, const char* format = "NHWC") {
+AttrMap pool(std::vector<std::int64_t> k, std::vector<std::int64_t> s, const char* padding,
+             const char* format = "NHWC") {
   return {{"ksize", k}, {"strides", s}, {"padding", std::string(padding)}, {"data_format", std::string(format)}};
 }
 
@@ -60,8 +61,8 @@ TEST_CASE("gradient checks: BiasAdd, Relu, Softmax and the losses", "[nn][autodi
     INFO("order " << order);
     check("Softmax", {rnd({3, 5}, 7)}, {}, order);
     check("LogSoftmax", {rnd({3, 5}, 8)}, {}, order);
-    check("SparseSoftmaxCrossEntropyWithLogits", {rnd({3, 4}, 9), Tensor::from_values<std::int32_t>(Shape{3}, {0, 3, 1})},
-          {}, order);
+    check("SparseSoftmaxCrossEntropyWithLogits",
+          {rnd({3, 4}, 9), Tensor::from_values<std::int32_t>(Shape{3}, {0, 3, 1})}, {}, order);
     check("SoftmaxCrossEntropyWithLogits", {rnd({3, 4}, 11), label_distributions(Shape{3, 4}, 10)}, {}, order);
   }
   // Linear ops have zero second derivatives (order 2 would be vacuous): order 1, for BiasAdd and
@@ -123,10 +124,26 @@ TEST_CASE("gradient checks: MatMul and Transpose", "[nn][autodiff]") {
 }
 
 TEST_CASE("every op of this family has kernels and a gradient entry", "[nn]") {
-  for (const char* op : {"BiasAdd", "BiasAddGrad", "Relu", "ReluGrad", "Softmax", "LogSoftmax",
-                         "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "MaxPool", "MaxPoolGrad",
-                         "MaxPoolGradGrad", "AvgPool", "AvgPoolGrad", "MatMul", "Transpose", "ArgMax", "Equal",
-                         "ApplyGradientDescent", "ApplyMomentum", "ApplyAdam"}) {
+  for (const char* op : {"BiasAdd",
+                         "BiasAddGrad",
+                         "Relu",
+                         "ReluGrad",
+                         "Softmax",
+                         "LogSoftmax",
+                         "SoftmaxCrossEntropyWithLogits",
+                         "SparseSoftmaxCrossEntropyWithLogits",
+                         "MaxPool",
+                         "MaxPoolGrad",
+                         "MaxPoolGradGrad",
+                         "AvgPool",
+                         "AvgPoolGrad",
+                         "MatMul",
+                         "Transpose",
+                         "ArgMax",
+                         "Equal",
+                         "ApplyGradientDescent",
+                         "ApplyMomentum",
+                         "ApplyAdam"}) {
     INFO(op);
     CHECK(gradient_registry().has_entry(op));
     CHECK(kernel_registry().find(op, Device::Kind::CPU, DType::Float32, "reference") != nullptr);

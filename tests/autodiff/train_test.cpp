@@ -3,9 +3,9 @@
 // checkpoint errors.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <memory>
-#include <unistd.h>
 
 #include <dagrad/core/checkpoint.hpp>
 

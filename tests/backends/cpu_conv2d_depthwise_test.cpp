@@ -40,9 +40,9 @@ Conv2DGeometry geometry_of(const DepthwiseCase& d) {
 std::string describe(const Conv2DGeometry& g) {
   std::ostringstream s;
   s << "N" << g.batch << " H" << g.in_rows << " W" << g.in_cols << " C" << g.in_depth << " K" << g.out_depth << " k"
-    << g.filter_rows << "x" << g.filter_cols << " s" << g.stride_rows << "," << g.stride_cols << " d"
-    << g.dilation_rows << "," << g.dilation_cols << " pads " << g.pad_top << "," << g.pad_bottom << "," << g.pad_left
-    << "," << g.pad_right;
+    << g.filter_rows << "x" << g.filter_cols << " s" << g.stride_rows << "," << g.stride_cols << " d" << g.dilation_rows
+    << "," << g.dilation_cols << " pads " << g.pad_top << "," << g.pad_bottom << "," << g.pad_left << ","
+    << g.pad_right;
   return s.str();
 }
 
@@ -98,8 +98,8 @@ TEST_CASE("cpu depthwise conv matches the float64 oracle", "[cpu][conv][depthwis
   for (i64 c : {1, 5, 16, 37, 64})
     for (i64 m : {1, 2, 3})
       for (int rep = 0; rep < 2; ++rep, ++trial) {
-        DepthwiseCase d{pick(1, 3), pick(3, 11), pick(3, 11), c, m, pick(1, 3), pick(1, 3),
-                        pick(1, 2), pick(1, 2), pick(1, 2), pick(1, 2), paddings[trial % 3]};
+        DepthwiseCase d{pick(1, 3), pick(3, 11), pick(3, 11), c,          m,          pick(1, 3),
+                        pick(1, 3), pick(1, 2),  pick(1, 2),  pick(1, 2), pick(1, 2), paddings[trial % 3]};
         if (d.padding == ops::Padding::Explicit) d.pad_top = 2, d.pad_bottom = 0, d.pad_left = 1, d.pad_right = 3;
         try {
           const auto g = geometry_of(d);

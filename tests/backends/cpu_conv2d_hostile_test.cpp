@@ -110,8 +110,8 @@ TEST_CASE("cpu conv kernels match the reference on strides, dilations and paddin
       // Explicit paddings that fill int64 with the input: every output row but one is padding.
       {"paddings near max", Shape{1, 3, 4, 2}, Shape{2, 2, 2, 3}, kMax, kMax, 1, 1, "EXPLICIT", kMax / 2 - 4,
        kMax / 2 - 4, kMax / 2 - 5, kMax / 2 - 5},
-      {"paddings near max, stride 1 cols", Shape{1, 3, 4, 2}, Shape{2, 2, 2, 3}, kMax, 1, 1, 1, "EXPLICIT",
-       kMax / 2, kMax / 2 - 3, 1, 2},
+      {"paddings near max, stride 1 cols", Shape{1, 3, 4, 2}, Shape{2, 2, 2, 3}, kMax, 1, 1, 1, "EXPLICIT", kMax / 2,
+       kMax / 2 - 3, 1, 2},
   };
   for (const Case& c : cases)
     for (const bool nchw : {false, true}) check_all_ops(c, nchw, DType::Float32);

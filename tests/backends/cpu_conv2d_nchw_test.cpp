@@ -1,7 +1,7 @@
-// The float32 NCHW fast conv kernels (conv2d_nchw_kernels.hpp; the filter gradient on NHWC slabs), called directly so the path is
-// certain, against the float64 reference kernel through run_op on a random sweep of strides,
-// dilations, paddings, groups (1, 2, C) and odd sizes with column tails; half/bfloat16 through
-// the registered cpu kernels; bitwise determinism for 1, 2 and 3 threads.
+// The float32 NCHW fast conv kernels (conv2d_nchw_kernels.hpp; the filter gradient on NHWC slabs), called directly so
+// the path is certain, against the float64 reference kernel through run_op on a random sweep of strides, dilations,
+// paddings, groups (1, 2, C) and odd sizes with column tails; half/bfloat16 through the registered cpu kernels; bitwise
+// determinism for 1, 2 and 3 threads.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -39,9 +39,14 @@ NchwCase random_case(std::mt19937_64& rng, bool big) {
     const i64 n = pick(1, 2), h = big ? pick(5, 12) : pick(1, 11), w = big ? pick(17, 40) : pick(1, 37);
     i64 cg = big ? pick(30, 70) : pick(1, 7), kg = big ? pick(30, 70) : pick(1, 9), groups = 1;
     switch (pick(0, 3)) {
-      case 0: groups = 2; break;
-      case 1: groups = cg * (big ? 1 : pick(1, 3)), cg = 1, kg = pick(1, 2); break;  // depthwise-like
-      default: break;
+      case 0:
+        groups = 2;
+        break;
+      case 1:
+        groups = cg * (big ? 1 : pick(1, 3)), cg = 1, kg = pick(1, 2);
+        break;  // depthwise-like
+      default:
+        break;
     }
     std::vector<i64> pads;
     if (padding == "EXPLICIT") pads = {0, 0, 0, 0, pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
@@ -50,7 +55,11 @@ NchwCase random_case(std::mt19937_64& rng, bool big) {
                 {"padding", padding},
                 {"explicit_paddings", pads},
                 {"data_format", std::string("NCHW")}},
-               {}, Shape{n, groups * cg, h, w}, Shape{kh, kw, cg, groups * kg}, Shape{}, ""};
+               {},
+               Shape{n, groups * cg, h, w},
+               Shape{kh, kw, cg, groups * kg},
+               Shape{},
+               ""};
     try {
       c.g = ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", c.attrs), c.input, c.filter);
     } catch (const Error&) {
@@ -179,13 +188,14 @@ TEST_CASE("cpu NCHW float32 conv with a huge stride takes a path that stays corr
   const i64 s = i64{1} << 62;
   const Tensor x = iota_tensor(Shape{1, 1, 3, 3}).cast(DType::Float32);
   const Tensor w = Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 2.0);
-  const AttrMap attrs = {{"strides", spatial("NCHW", s, s)}, {"padding", std::string("VALID")},
-                         {"data_format", std::string("NCHW")}};
+  const AttrMap attrs = {
+      {"strides", spatial("NCHW", s, s)}, {"padding", std::string("VALID")}, {"data_format", std::string("NCHW")}};
   const Tensor y = run_op("Conv2D", {x, w}, attrs)[0];
   REQUIRE(y.shape() == Shape{1, 1, 1, 1});
   CHECK(y.value_as_double(0) == 2.0);
   const Tensor dy = Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 1.0);
-  CHECK(values(run_op("Conv2DBackpropInputV2", {x, w, dy}, attrs)[0]) == std::vector<double>{2, 0, 0, 0, 0, 0, 0, 0, 0});
+  CHECK(values(run_op("Conv2DBackpropInputV2", {x, w, dy}, attrs)[0]) ==
+        std::vector<double>{2, 0, 0, 0, 0, 0, 0, 0, 0});
   CHECK(values(run_op("Conv2DBackpropFilterV2", {x, w, dy}, attrs)[0]) == std::vector<double>{1});
 }
 
@@ -193,8 +203,8 @@ TEST_CASE("cpu NCHW filter gradient keeps Inf out of entries it does not reach",
   // A 1x3 filter over width 9 (VALID): 7 output columns. Tap kw reads input columns kw..kw+6,
   // so an Inf in column 8 reaches only tap 2; taps 0 and 1 stay finite (the vector tail lanes
   // of tap 0 would pair column 8 with zero-padded dy, were the call not sent to the generic path).
-  const AttrMap attrs = {{"strides", spatial("NCHW", 1, 1)}, {"padding", std::string("VALID")},
-                         {"data_format", std::string("NCHW")}};
+  const AttrMap attrs = {
+      {"strides", spatial("NCHW", 1, 1)}, {"padding", std::string("VALID")}, {"data_format", std::string("NCHW")}};
   Tensor x = Tensor::full(DType::Float32, Shape{1, 1, 2, 9}, 1.0);
   x.data<float>()[8] = std::numeric_limits<float>::infinity();
   const Tensor f = Tensor::zeros(DType::Float32, Shape{1, 3, 1, 2});
@@ -202,5 +212,6 @@ TEST_CASE("cpu NCHW filter gradient keeps Inf out of entries it does not reach",
   const auto got = values(run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs)[0]);
   const auto want = values(run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.backend = "reference"})[0]);
   CHECK(got == want);  // filter [kw][c][k]: taps 0 and 1 are 14 * 1 * 0.5, tap 2 is +Inf
-  CHECK(got == std::vector<double>{7, 7, 7, 7, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()});
+  CHECK(got == std::vector<double>{7, 7, 7, 7, std::numeric_limits<double>::infinity(),
+                                   std::numeric_limits<double>::infinity()});
 }

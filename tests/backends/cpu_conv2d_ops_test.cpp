@@ -53,12 +53,11 @@ TEST_CASE("cpu conv ops match the reference kernels through run_op", "[cpu][conv
       explicit_paddings[2 * hpos] = pick(0, 2), explicit_paddings[2 * hpos + 1] = pick(0, 2);
       explicit_paddings[2 * wpos] = pick(0, 2), explicit_paddings[2 * wpos + 1] = pick(0, 2);
     }
-    const AttrMap attrs = {
-        {"strides", nchw ? std::vector<i64>{1, 1, sh, sw} : std::vector<i64>{1, sh, sw, 1}},
-        {"dilations", nchw ? std::vector<i64>{1, 1, dh, dw} : std::vector<i64>{1, dh, dw, 1}},
-        {"padding", padding},
-        {"explicit_paddings", explicit_paddings},
-        {"data_format", std::string(nchw ? "NCHW" : "NHWC")}};
+    const AttrMap attrs = {{"strides", nchw ? std::vector<i64>{1, 1, sh, sw} : std::vector<i64>{1, sh, sw, 1}},
+                           {"dilations", nchw ? std::vector<i64>{1, 1, dh, dw} : std::vector<i64>{1, dh, dw, 1}},
+                           {"padding", padding},
+                           {"explicit_paddings", explicit_paddings},
+                           {"data_format", std::string(nchw ? "NCHW" : "NHWC")}};
     const Shape in_shape = nchw ? Shape{n, groups * cg, h, w} : Shape{n, h, w, groups * cg};
     const Shape f_shape{kh, kw, cg, groups * kg};
     const DType dtype = std::array{DType::Half, DType::BFloat16, DType::Float32, DType::Float64}[pick(0, 3)];
@@ -88,7 +87,7 @@ TEST_CASE("cpu conv ops match the reference kernels through run_op", "[cpu][conv
         scale = std::max(scale, std::abs(want.value_as_double(i)));
       }
       INFO(op << " " << dtype_name(dtype) << " input " << in_shape.to_string() << " filter " << f_shape.to_string()
-               << " padding " << padding << " worst " << worst << " scale " << scale);
+              << " padding " << padding << " worst " << worst << " scale " << scale);
       REQUIRE(worst <= tolerance(dtype) * std::max(scale, 1e-30));
     }
   }

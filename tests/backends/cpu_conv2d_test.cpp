@@ -136,8 +136,7 @@ TEST_CASE("cpu conv fast paths match float64 on first-layer, wide-filter and gro
     // The strips filter gradient reads NCHW too (x into strips, dy transposed block by block).
     if (cs.groups == 1) {
       a.data_format = ops::DataFormat::NCHW;
-      const auto gc =
-          ops::conv2d_geometry("Conv2D", a, Shape{cs.n, cs.c, cs.h, cs.w}, Shape{cs.kh, cs.kw, cs.c, cs.k});
+      const auto gc = ops::conv2d_geometry("Conv2D", a, Shape{cs.n, cs.c, cs.h, cs.w}, Shape{cs.kh, cs.kw, cs.c, cs.k});
       REQUIRE(cpu::conv2d_filter_strips_apply(gc) == cpu::conv2d_filter_strips_apply(g));
       check_against_oracle<float>(ConvOp::BackpropFilter, gc, rng);
       check_against_oracle<half>(ConvOp::BackpropFilter, gc, rng);

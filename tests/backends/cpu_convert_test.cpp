@@ -58,12 +58,15 @@ void check_widen_all() {
 std::vector<float> narrowing_inputs() {
   std::vector<float> v;
   for (std::uint32_t hi = 0; hi < 65536; ++hi)
-    for (std::uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) v.push_back(float_of(hi << 16 | lo));
+    for (std::uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu})
+      v.push_back(float_of(hi << 16 | lo));
   // half keeps 10 mantissa bits: ties at bit 12 of the float mantissa, for every exponent.
   for (std::uint32_t sign_exp = 0; sign_exp < 512; ++sign_exp)
-    for (std::uint32_t mant : {0x000000u, 0x001000u, 0x002000u, 0x003000u, 0x000fffu, 0x001001u, 0x7ff000u, 0x7fffffu, 0x400000u, 0x000001u})
+    for (std::uint32_t mant :
+         {0x000000u, 0x001000u, 0x002000u, 0x003000u, 0x000fffu, 0x001001u, 0x7ff000u, 0x7fffffu, 0x400000u, 0x000001u})
       v.push_back(float_of(sign_exp << 23 | mant));
-  for (float f : {65504.0f, 65519.0f, 65520.0f, 65536.0f, 6.1035156e-05f, 5.9604645e-08f, 2.9802322e-08f, 2.9802326e-08f})
+  for (float f :
+       {65504.0f, 65519.0f, 65520.0f, 65536.0f, 6.1035156e-05f, 5.9604645e-08f, 2.9802322e-08f, 2.9802326e-08f})
     for (float s : {1.0f, -1.0f}) v.push_back(s * f);
   std::mt19937 rng(3);
   for (int i = 0; i < 200000; ++i) v.push_back(float_of(static_cast<std::uint32_t>(rng())));

@@ -67,7 +67,8 @@ TEST_CASE("cpu binary ops match the reference bit for bit with broadcasting", "[
     // Each operand drops leading dims and sets some dims to 1.
     auto operand = [&] {
       std::vector<i64> d(out_dims.begin() + std::uniform_int_distribution<int>(0, rank)(rng), out_dims.end());
-      for (auto& e : d) if (rng() % 3 == 0) e = 1;
+      for (auto& e : d)
+        if (rng() % 3 == 0) e = 1;
       return d;
     };
     const auto xd = operand(), yd = operand();
@@ -88,7 +89,8 @@ TEST_CASE("cpu Neg, AddN, Cast, ZerosLike and OnesLike match the reference", "[c
   for (int trial = 0; trial < 10; ++trial) {
     const auto dims = random_dims(rng, trial % 4, trial < 5 ? 6 : 90);
     for (DType dtype : kNumeric) {
-      const Tensor a = random_tensor(rng, dims, dtype), b = random_tensor(rng, dims, dtype), c = random_tensor(rng, dims, dtype);
+      const Tensor a = random_tensor(rng, dims, dtype), b = random_tensor(rng, dims, dtype),
+                   c = random_tensor(rng, dims, dtype);
       std::vector<Tensor> want;
       auto got = run_both("Neg", {a}, {}, dtype, &want);
       REQUIRE(relative_error(got[0], want[0]) == 0);  // by value: TF's Neg(0) is -0
@@ -113,8 +115,10 @@ TEST_CASE("cpu Sum and Mean match the reference on random axes", "[cpu]") {
     const int rank = std::uniform_int_distribution<int>(1, 4)(rng);
     const auto dims = random_dims(rng, rank, trial < 20 ? 6 : 40);
     std::vector<std::int32_t> axes;
-    for (int a = 0; a < rank; ++a) if (rng() % 2) axes.push_back(rng() % 2 ? a : a - rank);
-    const Tensor axes_t = Tensor::from_values<std::int32_t>(Shape{static_cast<i64>(axes.size())}, std::span<const std::int32_t>(axes));
+    for (int a = 0; a < rank; ++a)
+      if (rng() % 2) axes.push_back(rng() % 2 ? a : a - rank);
+    const Tensor axes_t =
+        Tensor::from_values<std::int32_t>(Shape{static_cast<i64>(axes.size())}, std::span<const std::int32_t>(axes));
     for (DType dtype : kNumeric) {
       const Tensor x = random_tensor(rng, dims, dtype);
       for (const char* op : {"Sum", "Mean"}) {
@@ -124,7 +128,10 @@ TEST_CASE("cpu Sum and Mean match the reference on random axes", "[cpu]") {
           INFO(op << " " << dtype_name(dtype) << " " << x.shape().to_string() << " axes " << axes.size());
           REQUIRE(got[0].shape() == want[0].shape());
           // Both sum in double; only the summation order differs, so at most one final rounding apart.
-          const double tol = dtype == DType::Half ? 1e-3 : dtype == DType::BFloat16 ? 8e-3 : dtype == DType::Float32 ? 1e-6 : 1e-12;
+          const double tol = dtype == DType::Half       ? 1e-3
+                             : dtype == DType::BFloat16 ? 8e-3
+                             : dtype == DType::Float32  ? 1e-6
+                                                        : 1e-12;
           REQUIRE(relative_error(got[0], want[0]) <= tol);
         }
       }
@@ -136,13 +143,16 @@ TEST_CASE("cpu Sum gives the same bits for 1, 2 and 3 threads", "[cpu]") {
   std::mt19937 rng(9);
   const Tensor x = random_tensor(rng, {300, 500}, DType::Float32);
   for (std::vector<std::int32_t> axes : {std::vector<std::int32_t>{0}, {1}, {0, 1}}) {
-    const Tensor axes_t = Tensor::from_values<std::int32_t>(Shape{static_cast<i64>(axes.size())}, std::span<const std::int32_t>(axes));
+    const Tensor axes_t =
+        Tensor::from_values<std::int32_t>(Shape{static_cast<i64>(axes.size())}, std::span<const std::int32_t>(axes));
     Tensor first;
     for (int threads : {1, 2, 3}) {
       set_num_threads(threads);
       const Tensor got = run_op("Sum", {x, axes_t}, {{"keep_dims", false}})[0];
-      if (threads == 1) first = got;
-      else REQUIRE(same_bits(got, first));
+      if (threads == 1)
+        first = got;
+      else
+        REQUIRE(same_bits(got, first));
     }
   }
   set_num_threads(0);

@@ -59,16 +59,23 @@ TEST_CASE("CPU nn kernels match the reference kernels", "[cpu][nn]") {
       const Shape nhwc{n, h, w, ch}, nchw{n, ch, h, w};
       const char* format = trial % 2 ? "NCHW" : "NHWC";
       const Shape x_shape = trial % 2 ? nchw : nhwc;
-      check_case({"BiasAdd", {random_tensor(dtype, x_shape, rng), random_tensor(dtype, Shape{ch}, rng)}, {{"data_format", format}}});
+      check_case({"BiasAdd",
+                  {random_tensor(dtype, x_shape, rng), random_tensor(dtype, Shape{ch}, rng)},
+                  {{"data_format", format}}});
       check_case({"BiasAddGrad", {random_tensor(dtype, Shape{n * 300, ch}, rng)}, {}});
       check_case({"BiasAddGrad", {random_tensor(dtype, x_shape, rng)}, {{"data_format", format}}});
       check_case({"Relu", {random_tensor(dtype, x_shape, rng)}, {}});
       check_case({"ReluGrad", {random_tensor(dtype, x_shape, rng), random_tensor(dtype, x_shape, rng)}, {}});
       const std::int64_t k = 1 + trial % 3, s = 1 + (trial + 1) % 2;
-      const std::vector<std::int64_t> ksize = trial % 2 ? std::vector<std::int64_t>{1, 1, k, k} : std::vector<std::int64_t>{1, k, k, 1};
-      const std::vector<std::int64_t> strides = trial % 2 ? std::vector<std::int64_t>{1, 1, s, s} : std::vector<std::int64_t>{1, s, s, 1};
+      const std::vector<std::int64_t> ksize =
+          trial % 2 ? std::vector<std::int64_t>{1, 1, k, k} : std::vector<std::int64_t>{1, k, k, 1};
+      const std::vector<std::int64_t> strides =
+          trial % 2 ? std::vector<std::int64_t>{1, 1, s, s} : std::vector<std::int64_t>{1, s, s, 1};
       for (const char* padding : {"SAME", "VALID"}) {
-        const AttrMap pool = {{"ksize", ksize}, {"strides", strides}, {"padding", std::string(padding)}, {"data_format", std::string(format)}};
+        const AttrMap pool = {{"ksize", ksize},
+                              {"strides", strides},
+                              {"padding", std::string(padding)},
+                              {"data_format", std::string(format)}};
         const Tensor x = random_tensor(dtype, x_shape, rng);
         check_case({"MaxPool", {x}, pool});
         check_case({"AvgPool", {x}, pool});
@@ -79,7 +86,8 @@ TEST_CASE("CPU nn kernels match the reference kernels", "[cpu][nn]") {
       for (bool ta : {false, true}) {
         for (bool tb : {false, true}) {
           check_case({"MatMul",
-                      {random_tensor(dtype, ta ? Shape{kk, m} : Shape{m, kk}, rng), random_tensor(dtype, tb ? Shape{nn, kk} : Shape{kk, nn}, rng)},
+                      {random_tensor(dtype, ta ? Shape{kk, m} : Shape{m, kk}, rng),
+                       random_tensor(dtype, tb ? Shape{nn, kk} : Shape{kk, nn}, rng)},
                       {{"transpose_a", ta}, {"transpose_b", tb}}});
         }
       }
@@ -88,7 +96,8 @@ TEST_CASE("CPU nn kernels match the reference kernels", "[cpu][nn]") {
       std::vector<std::int32_t> labels(static_cast<std::size_t>(m));
       for (auto& l : labels) l = static_cast<std::int32_t>(rng() % static_cast<std::uint32_t>(nn));
       check_case({"SparseSoftmaxCrossEntropyWithLogits",
-                  {random_tensor(dtype, Shape{m, nn}, rng), Tensor::from_values<std::int32_t>(Shape{m}, labels)}, {}});
+                  {random_tensor(dtype, Shape{m, nn}, rng), Tensor::from_values<std::int32_t>(Shape{m}, labels)},
+                  {}});
     }
   }
 }

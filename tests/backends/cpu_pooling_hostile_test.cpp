@@ -133,7 +133,8 @@ TEST_CASE("pooling ops on an empty output with a huge dim return at once through
     for (const char* backend : {"cpu", "reference"}) {
       for (const std::string op : {"MaxPool", "AvgPool", "MaxPoolGrad", "MaxPoolGradGrad"}) {
         INFO(backend << " " << op << " nchw " << nchw);
-        const std::vector<Tensor> inputs = op == "MaxPool" || op == "AvgPool" ? std::vector<Tensor>{x} : std::vector<Tensor>{x, x, x};
+        const std::vector<Tensor> inputs =
+            op == "MaxPool" || op == "AvgPool" ? std::vector<Tensor>{x} : std::vector<Tensor>{x, x, x};
         CHECK(run_op(op, inputs, attrs, {.backend = backend})[0].shape() == in);
       }
     }
@@ -142,8 +143,8 @@ TEST_CASE("pooling ops on an empty output with a huge dim return at once through
   const Shape in{2'000'000'000, 2'000'000'000, 1, 0};
   const Tensor grad = Tensor::zeros(DType::Float32, in);
   for (const char* backend : {"cpu", "reference"}) {
-    CHECK(run_op("AvgPoolGrad", {shape_vector(in), grad}, pool_attrs(1, 1, 1, 1, "VALID", false),
-                 {.backend = backend})[0]
-              .shape() == in);
+    CHECK(
+        run_op("AvgPoolGrad", {shape_vector(in), grad}, pool_attrs(1, 1, 1, 1, "VALID", false), {.backend = backend})[0]
+            .shape() == in);
   }
 }

@@ -21,7 +21,8 @@ using namespace dagrad::testing;
 using i64 = std::int64_t;
 
 const std::vector<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
-const std::vector<DType> kNumeric = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64};
+const std::vector<DType> kNumeric = {DType::Half,    DType::BFloat16, DType::Float32,
+                                     DType::Float64, DType::Int32,    DType::Int64};
 
 // Small integers (exact in every dtype), so that equal values and ties are common.
 Tensor grid_tensor(DType dtype, const Shape& shape, std::mt19937& rng, int range) {
@@ -104,7 +105,8 @@ TEST_CASE("cuda Transpose, BroadcastTo and Equal equal the reference bit for bit
       const AttrMap no_attrs;
       INFO(dtype_name(t) << " " << x.shape().to_string() << " " << y.shape().to_string());
       const Tensor p = index_vector(index_type, perm), target = index_vector(index_type, dims);
-      CHECK(bitwise_equal(run_on_cuda("Transpose", {x, p}, no_attrs)[0], run_reference("Transpose", {x, p}, no_attrs)[0]));
+      CHECK(bitwise_equal(run_on_cuda("Transpose", {x, p}, no_attrs)[0],
+                          run_reference("Transpose", {x, p}, no_attrs)[0]));
       CHECK(bitwise_equal(run_on_cuda("BroadcastTo", {y, target}, no_attrs)[0],
                           run_reference("BroadcastTo", {y, target}, no_attrs)[0]));
       CHECK(bitwise_equal(run_on_cuda("Equal", {x, y}, no_attrs)[0], run_reference("Equal", {x, y}, no_attrs)[0]));
@@ -149,11 +151,12 @@ TEST_CASE("cuda session: Shape and BroadcastGradientArgs on the host feed device
   const Output y = ops::placeholder(g, DType::Float32, Shape{-1, 1}, "y");
   const Output sx = ops::shape(g, x, DType::Int64), sy = ops::shape(g, y, DType::Int32);
   const auto [r0, r1] = ops::broadcast_gradient_args(g, sx, ops::cast(g, sy, DType::Int64));
-  const Output reshaped = ops::reshape(g, ops::reshape(g, x, {-1}), sx);     // a host shape input
-  const Output broadcast = ops::broadcast_to(g, y, sx);                      // a host shape input
-  const Output shape_as_float = ops::cast(g, sx, DType::Float32);            // a device input fed from the host
+  const Output reshaped = ops::reshape(g, ops::reshape(g, x, {-1}), sx);  // a host shape input
+  const Output broadcast = ops::broadcast_to(g, y, sx);                   // a host shape input
+  const Output shape_as_float = ops::cast(g, sx, DType::Float32);         // a device input fed from the host
   const std::vector<Output> fetches{sx, sy, r0, r1, reshaped, broadcast, shape_as_float};
-  const FeedMap feeds{{x, random_tensor(DType::Float32, Shape{4, 3}, rng)}, {y, random_tensor(DType::Float32, Shape{4, 1}, rng)}};
+  const FeedMap feeds{{x, random_tensor(DType::Float32, Shape{4, 3}, rng)},
+                      {y, random_tensor(DType::Float32, Shape{4, 1}, rng)}};
   Session reference(g, {.backend = "reference"});
   Session gpu(g, {.device = Device::cuda()});
   const auto want = reference.run(feeds, fetches);
@@ -191,7 +194,8 @@ TEST_CASE("cuda Apply* steps update device variables exactly as the reference", 
       const Output sgd = ops::apply_gradient_descent(g, w1, scalar(0.1), grad);
       const Output momentum = ops::apply_momentum(g, w2, acc, scalar(0.05), grad, scalar(0.9), nesterov);
       const Output adam = ops::apply_adam(
-          g, {w3, m, v, scalar(0.81), scalar(0.998), scalar(0.01), scalar(0.9), scalar(0.999), scalar(1e-3), grad}, nesterov);
+          g, {w3, m, v, scalar(0.81), scalar(0.998), scalar(0.01), scalar(0.9), scalar(0.999), scalar(1e-3), grad},
+          nesterov);
       const std::vector<Output> fetches{w1, w2, acc, w3, m, v};
       Session reference(g, {.backend = "reference"});
       Session gpu(g, {.device = Device::cuda()});

@@ -45,15 +45,16 @@ TEST_CASE("FastDivmod divides every numerator below 2^31 exactly", "[cuda-host][
     for (std::uint32_t k = 1; k < 64; ++k) {  // around multiples of d
       const std::uint64_t base = std::uint64_t{d} * k * 9973u % (1u << 31);
       const std::uint64_t multiple = base - base % d;
-      for (std::uint64_t n = multiple == 0 ? 0 : multiple - 1; n <= multiple + 1 && n < (1u << 31); ++n) one(static_cast<std::uint32_t>(n));
+      for (std::uint64_t n = multiple == 0 ? 0 : multiple - 1; n <= multiple + 1 && n < (1u << 31); ++n)
+        one(static_cast<std::uint32_t>(n));
     }
     for (int i = 0; i < 200; ++i) one(numerator(rng));
     INFO("divisor " << d);
     CHECK(wrong == 0);
   };
   for (std::uint32_t d = 1; d <= 1100; ++d) check(d);
-  for (std::uint32_t d : {4095u, 4096u, 4097u, 65535u, 65536u, 100003u, (1u << 30) - 1, 1u << 30, (1u << 30) + 1,
-                          (1u << 31) - 1}) {
+  for (std::uint32_t d :
+       {4095u, 4096u, 4097u, 65535u, 65536u, 100003u, (1u << 30) - 1, 1u << 30, (1u << 30) + 1, (1u << 31) - 1}) {
     check(d);
   }
 }
@@ -116,9 +117,10 @@ TEST_CASE("plan_conv_run: NCHW convs run on NHWC copies, with scratch sized to t
     NhwcStaging staged;
     i64 a, b, c;
   };
-  for (const Expect& e : {Expect{ConvKind::Forward, ConvVariant::ForwardNhwc, {true, false, true}, x_bytes, 0, y_bytes},
-                          Expect{ConvKind::BackpropInput, ConvVariant::InputNhwc, {true, false, true}, y_bytes, 0, x_bytes},
-                          Expect{ConvKind::BackpropFilter, ConvVariant::FilterNhwc, {true, true, false}, x_bytes, y_bytes, 0}}) {
+  for (const Expect& e :
+       {Expect{ConvKind::Forward, ConvVariant::ForwardNhwc, {true, false, true}, x_bytes, 0, y_bytes},
+        Expect{ConvKind::BackpropInput, ConvVariant::InputNhwc, {true, false, true}, y_bytes, 0, x_bytes},
+        Expect{ConvKind::BackpropFilter, ConvVariant::FilterNhwc, {true, true, false}, x_bytes, y_bytes, 0}}) {
     INFO("kind " << static_cast<int>(e.kind));
     const ConvGemm nchw = conv_gemm(e.kind, x, f, "NCHW");
     const ConvRun run = plan_conv_run(ElemType::Half, nchw, 132, false, false);
@@ -151,7 +153,8 @@ TEST_CASE("plan_conv_run: NCHW convs run on NHWC copies, with scratch sized to t
   }
   // Past the NHWC kernels' 32-bit indices (k = 70000 * 180 * 180 > 2^31): the generic kernel on
   // the op's own layout, nothing staged.
-  const ConvRun huge = plan_conv_run(ElemType::Half, conv_gemm(ConvKind::BackpropFilter, {70000, 16, 180, 180}, f, "NCHW"), 132);
+  const ConvRun huge =
+      plan_conv_run(ElemType::Half, conv_gemm(ConvKind::BackpropFilter, {70000, 16, 180, 180}, f, "NCHW"), 132);
   CHECK(huge.gemm.nchw);
   CHECK(huge.gemm.k > (i64{1} << 31));
   CHECK(huge.plan.variant == ConvVariant::Generic);
@@ -160,7 +163,8 @@ TEST_CASE("plan_conv_run: NCHW convs run on NHWC copies, with scratch sized to t
   CHECK(huge_bytes.a + huge_bytes.b + huge_bytes.c == 0);
 }
 
-TEST_CASE("plan_conv keeps groups * splits within the grid, and conv_grid_fits says when a grid cannot", "[cuda-host][conv]") {
+TEST_CASE("plan_conv keeps groups * splits within the grid, and conv_grid_fits says when a grid cannot",
+          "[cuda-host][conv]") {
   // 40000 groups of one channel and a deep k on a (hypothetical) 100000-SM GPU: choose_splits
   // wants 5 splits, but 2 * 40000 blocks already exceed the grid's z.
   ConvGemm depthwise = filter_gemm({64, 32, 32, 40000}, {3, 3, 1, 40000});

@@ -6,18 +6,18 @@
 
 #include <algorithm>
 #include <array>
-#include <string>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "dagrad/backends/cuda/gather_index.hpp"
 #include "dagrad/backends/cuda/pool_index.hpp"
-#include "support/index_math.hpp"
-#include "support/pool_cases.hpp"
 #include "dagrad/core/eager.hpp"
 #include "dagrad/core/tensor.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
+#include "support/index_math.hpp"
+#include "support/pool_cases.hpp"
 
 namespace {
 
@@ -192,7 +192,8 @@ TEST_CASE("cuda pooling loops emulated on the host equal the reference kernels e
     const bool explicit_padding = drawn->explicit_padding;
     Tensor x = Tensor::empty(DType::Float64, in_shape);
     // Few distinct values, so windows often hold ties (the first maximum must win).
-    for (i64 i = 0; i < x.num_elements(); ++i) x.data<double>()[i] = static_cast<double>(pick(-3, 3)) + real(rng) * (pick(0, 1) ? 1e-3 : 0.0);
+    for (i64 i = 0; i < x.num_elements(); ++i)
+      x.data<double>()[i] = static_cast<double>(pick(-3, 3)) + real(rng) * (pick(0, 1) ? 1e-3 : 0.0);
     const Tensor pooled = run_op("MaxPool", {x}, attrs, {.backend = "reference"})[0];
     Tensor grad = Tensor::empty(DType::Float64, pooled.shape());
     for (i64 i = 0; i < grad.num_elements(); ++i) grad.data<double>()[i] = real(rng);

@@ -26,7 +26,8 @@ void require_passed(const GradCheckResult& r, const std::vector<std::string>& sh
   INFO(r.report());
   CHECK(r.passed);
   for (const InputCheck& in : r.inputs) {
-    const bool held = in.dtype == DType::Int32 || std::find(shape_only.begin(), shape_only.end(), in.name) != shape_only.end();
+    const bool held =
+        in.dtype == DType::Int32 || std::find(shape_only.begin(), shape_only.end(), in.name) != shape_only.end();
     CHECK((in.status == InputCheck::Status::Passed) != held);
   }
 }
@@ -40,7 +41,8 @@ struct ConvCase {
 
 }  // namespace
 
-TEST_CASE("cuda conv ops pass the gradient checker on the device, on cuDNN and on dagrad's kernels", "[cuda][gradcheck][conv]") {
+TEST_CASE("cuda conv ops pass the gradient checker on the device, on cuDNN and on dagrad's kernels",
+          "[cuda][gradcheck][conv]") {
   DAGRAD_SKIP_WITHOUT_CUDA_DEVICE();
   const ConvCase cases[] = {{"NHWC", "SAME", 2, 1, 1, DType::Float64},
                             {"NCHW", "EXPLICIT", 1, 2, 2, DType::Float32},
@@ -53,10 +55,12 @@ TEST_CASE("cuda conv ops pass the gradient checker on the device, on cuDNN and o
     o.strides = nchw ? std::vector<std::int64_t>{1, 1, s, s} : std::vector<std::int64_t>{1, s, s, 1};
     o.dilations = nchw ? std::vector<std::int64_t>{1, 1, d, d} : std::vector<std::int64_t>{1, d, d, 1};
     if (std::string(c.padding) == "EXPLICIT") {
-      o.explicit_paddings = nchw ? std::vector<std::int64_t>{0, 0, 0, 0, 1, 2, 2, 0} : std::vector<std::int64_t>{0, 0, 1, 2, 2, 0, 0, 0};
+      o.explicit_paddings =
+          nchw ? std::vector<std::int64_t>{0, 0, 0, 0, 1, 2, 2, 0} : std::vector<std::int64_t>{0, 0, 1, 2, 2, 0, 0, 0};
     }
     const Shape input = nchw ? Shape{1, depth, 6, 7} : Shape{1, 6, 7, depth}, filter{2, 3, 2, 2 * c.groups};
-    const auto g = ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", ops::conv2d_attr_map(o)), input, filter);
+    const auto g =
+        ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", ops::conv2d_attr_map(o)), input, filter);
     const Tensor x = random_tensor(c.dtype, input, 1), w = random_tensor(c.dtype, filter, 2);
     const Tensor dy = random_tensor(c.dtype, Shape(g.output_dims()), 3);
     // The "cudnn" backend: cuDNN where use_cudnn_on_gpu is true (and cuDNN can do the case
@@ -84,10 +88,13 @@ TEST_CASE("cuda nn ops pass the gradient checker on the device", "[cuda][gradche
   require_passed(check_gradients("Relu", {rnd({3, 4}, 1)}, {}, options));
   require_passed(check_gradients("BiasAdd", {rnd({2, 3, 2, 3}, 2), rnd({3}, 3)}, {}, options));
   require_passed(check_gradients("MatMul", {rnd({3, 4}, 4), rnd({4, 2}, 5)}, {}, options));
-  require_passed(check_gradients("MaxPool", {rnd({2, 4, 4, 2}, 6)}, pool({1, 2, 2, 1}, {1, 2, 2, 1}, "VALID"), options));
+  require_passed(
+      check_gradients("MaxPool", {rnd({2, 4, 4, 2}, 6)}, pool({1, 2, 2, 1}, {1, 2, 2, 1}, "VALID"), options));
   require_passed(check_gradients("AvgPool", {rnd({1, 5, 5, 2}, 7)}, pool({1, 3, 3, 1}, {1, 2, 2, 1}, "SAME"), options));
   require_passed(check_gradients("Softmax", {rnd({3, 5}, 8)}, {}, options));
   require_passed(check_gradients("SparseSoftmaxCrossEntropyWithLogits",
-                                 {rnd({3, 4}, 9), Tensor::from_values<std::int32_t>(Shape{3}, {0, 3, 1})}, {}, options));
-  require_passed(check_gradients("Mean", {rnd({3, 4}, 10), Tensor::from_values<std::int32_t>(Shape{1}, {1})}, {}, options));
+                                 {rnd({3, 4}, 9), Tensor::from_values<std::int32_t>(Shape{3}, {0, 3, 1})}, {},
+                                 options));
+  require_passed(
+      check_gradients("Mean", {rnd({3, 4}, 10), Tensor::from_values<std::int32_t>(Shape{1}, {1})}, {}, options));
 }

@@ -10,11 +10,11 @@
 
 #include "dagrad/backends/cuda/conv_index.hpp"
 #include "dagrad/backends/cuda/elementwise_index.hpp"
-#include "support/index_math.hpp"
 #include "dagrad/core/eager.hpp"
 #include "dagrad/core/tensor.hpp"
 #include "dagrad/ops/conv2d.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
+#include "support/index_math.hpp"
 
 namespace {
 
@@ -37,8 +37,10 @@ TEST_CASE("cuda broadcast offsets match numpy broadcasting", "[cuda-host]") {
     for (auto& d : out) d = pick(1, 3);
     std::vector<i64> x = out, y = out;
     for (int a = 0; a < rank; ++a) {
-      if (pick(0, 3) == 0) x[static_cast<std::size_t>(a)] = 1;
-      else if (pick(0, 3) == 0) y[static_cast<std::size_t>(a)] = 1;
+      if (pick(0, 3) == 0)
+        x[static_cast<std::size_t>(a)] = 1;
+      else if (pick(0, 3) == 0)
+        y[static_cast<std::size_t>(a)] = 1;
     }
     if (pick(0, 1) == 1) x.erase(x.begin(), x.begin() + pick(0, rank));  // fewer axes: numpy aligns right
     BroadcastIndex b;
@@ -107,7 +109,8 @@ TEST_CASE("cuda 4-d permutation maps every output to its source", "[cuda-host]")
     for (i64 i = 0; i < p.count; ++i) {
       const auto oi = unravel(i, out);
       std::vector<i64> ii(4);
-      for (int a = 0; a < 4; ++a) ii[static_cast<std::size_t>(perm[static_cast<std::size_t>(a)])] = oi[static_cast<std::size_t>(a)];
+      for (int a = 0; a < 4; ++a)
+        ii[static_cast<std::size_t>(perm[static_cast<std::size_t>(a)])] = oi[static_cast<std::size_t>(a)];
       REQUIRE(unravel_offset(p.out_dims, p.src_stride, 4, i) == ravel(ii, in));
     }
   } while (std::next_permutation(perm.begin(), perm.end()));

@@ -29,16 +29,18 @@ using testing::bitwise_equal;
 using testing::random_tensor;
 using testing::unit_roundoff;
 
-const std::vector<std::string> kFoundationOps = {"Placeholder", "Const", "Identity", "ZerosLike", "OnesLike", "Cast",
-                                                 "NoOp", "Add", "AddV2", "Sub", "Mul", "Neg", "AddN", "Sum", "Mean",
-                                                 "VariableV2", "Assign"};
+const std::vector<std::string> kFoundationOps = {"Placeholder", "Const", "Identity", "ZerosLike",  "OnesLike", "Cast",
+                                                 "NoOp",        "Add",   "AddV2",    "Sub",        "Mul",      "Neg",
+                                                 "AddN",        "Sum",   "Mean",     "VariableV2", "Assign"};
 const std::vector<std::string> kConvOps = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropInputV2",
                                            "Conv2DBackpropFilter", "Conv2DBackpropFilterV2"};
 
 // The dtypes an op's kernels are keyed by: the allowed values of its first type attribute.
 std::vector<DType> kernel_dtypes(const OpDef& def) {
   for (const auto& a : def.attrs) {
-    if (a.kind == AttrKind::Type) return a.allowed_types.empty() ? std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes)) : a.allowed_types;
+    if (a.kind == AttrKind::Type)
+      return a.allowed_types.empty() ? std::vector<DType>(std::begin(kAllDTypes), std::end(kAllDTypes))
+                                     : a.allowed_types;
   }
   return {DType::Invalid};
 }
@@ -68,7 +70,8 @@ TEST_CASE("without a CUDA device, using cuda:0 is a clear error", "[cuda-host]")
   if (device_available(Device::cuda())) return;  // the [cuda] tests cover the device
   Graph g;
   CHECK_THROWS_WITH(Session(g, {.device = Device::cuda()}), Catch::Contains("no CUDA device available"));
-  CHECK_THROWS_WITH(Tensor::zeros(DType::Float32, Shape{2}, Device::cuda()), Catch::Contains("no CUDA device available"));
+  CHECK_THROWS_WITH(Tensor::zeros(DType::Float32, Shape{2}, Device::cuda()),
+                    Catch::Contains("no CUDA device available"));
 }
 #endif
 
@@ -76,7 +79,8 @@ TEST_CASE("cuda element-wise kernels equal the reference bit for bit", "[cuda]")
   DAGRAD_SKIP_WITHOUT_CUDA_DEVICE();
   std::mt19937 rng(5);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const std::vector<DType> numeric = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64};
+  const std::vector<DType> numeric = {DType::Half,    DType::BFloat16, DType::Float32,
+                                      DType::Float64, DType::Int32,    DType::Int64};
   for (int trial = 0; trial < 20; ++trial) {
     std::vector<i64> dims(static_cast<std::size_t>(pick(0, 4)));
     for (auto& d : dims) d = pick(1, 7);
@@ -107,7 +111,8 @@ TEST_CASE("cuda element-wise kernels equal the reference bit for bit", "[cuda]")
       const double k = static_cast<double>(terms.size());
       const double margin = k * 2.0 * k * (t == DType::Float64 ? unit_roundoff(t) : std::ldexp(1.0, -24));
       for (i64 i = 0; i < sum_ref.num_elements(); ++i) {
-        CHECK(sum_cuda.value_as_double(i) == Approx(sum_ref.value_as_double(i)).margin(margin).epsilon(2 * unit_roundoff(t)));
+        CHECK(sum_cuda.value_as_double(i) ==
+              Approx(sum_ref.value_as_double(i)).margin(margin).epsilon(2 * unit_roundoff(t)));
       }
     }
   }
@@ -204,7 +209,8 @@ TEST_CASE("cuda conv kernels (dagrad and cuDNN) match the reference, bitwise rep
           REQUIRE(bitwise_equal(got, on_cuda(call.op, call.inputs, attrs, backend)));
           i64 bad = 0;
           for (i64 i = 0; i < ref.num_elements(); ++i) {
-            const double tol = 2 * unit_roundoff(t) * std::fabs(ref.value_as_double(i)) + acc_eps * bound.value_as_double(i);
+            const double tol =
+                2 * unit_roundoff(t) * std::fabs(ref.value_as_double(i)) + acc_eps * bound.value_as_double(i);
             bad += !(std::fabs(got.value_as_double(i) - ref.value_as_double(i)) <= tol);
           }
           CHECK(bad == 0);
@@ -216,17 +222,19 @@ TEST_CASE("cuda conv kernels (dagrad and cuDNN) match the reference, bitwise rep
   CHECK(checked > 100);
 }
 
-TEST_CASE("cuda NHWC conv kernels on the device: 16-byte chunks, large tiles, NCHW copies, bit for bit", "[cuda][conv]") {
+TEST_CASE("cuda NHWC conv kernels on the device: 16-byte chunks, large tiles, NCHW copies, bit for bit",
+          "[cuda][conv]") {
   DAGRAD_SKIP_WITHOUT_CUDA_DEVICE();
   // Channel counts in multiples of 8 take the 16-byte loads; up to 136 output channels the large
   // tiles. Integer-valued data keeps every sum exact, so each dtype must equal the reference.
   std::mt19937 rng(18);
-  const testing::ConvCaseLimits limits{.channel_multiple = 8, .max_in_channels = 32, .max_out_channels = 136,
-                                       .max_groups = 2};
+  const testing::ConvCaseLimits limits{
+      .channel_multiple = 8, .max_in_channels = 32, .max_out_channels = 136, .max_groups = 2};
   int checked = 0;
   for (int trial = 0; trial < 12; ++trial) {
     const testing::ConvCase c = testing::random_conv_case(rng, limits);
-    const Tensor x64 = testing::random_small_integers(c.input, rng), f64 = testing::random_small_integers(c.filter, rng);
+    const Tensor x64 = testing::random_small_integers(c.input, rng),
+                 f64 = testing::random_small_integers(c.filter, rng);
     const Tensor dy64 = testing::random_small_integers(Shape(c.geometry.output_dims()), rng);
     const AttrMap attrs = ops::conv2d_attr_map(c.options);
     for (DType t : {DType::Half, DType::BFloat16, DType::Float32, DType::Float64}) {
@@ -234,9 +242,10 @@ TEST_CASE("cuda NHWC conv kernels on the device: 16-byte chunks, large tiles, NC
       for (const auto& [op, inputs] : {std::pair{"Conv2D", std::vector<Tensor>{x, f}},
                                        std::pair{"Conv2DBackpropInputV2", std::vector<Tensor>{x, f, dy}},
                                        std::pair{"Conv2DBackpropFilterV2", std::vector<Tensor>{x, f, dy}}}) {
-        INFO(op << " " << dtype_name(t) << " " << c.options.data_format << " input " << c.input.to_string() << " filter "
-                << c.filter.to_string());
-        CHECK(bitwise_equal(on_cuda(op, inputs, attrs, "cuda"), run_op(op, inputs, attrs, {.backend = "reference"})[0]));
+        INFO(op << " " << dtype_name(t) << " " << c.options.data_format << " input " << c.input.to_string()
+                << " filter " << c.filter.to_string());
+        CHECK(
+            bitwise_equal(on_cuda(op, inputs, attrs, "cuda"), run_op(op, inputs, attrs, {.backend = "reference"})[0]));
         ++checked;
       }
     }

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "support/cuda_testing.hpp"
-#include "support/pool_cases.hpp"
 #include "support/error_of.hpp"
+#include "support/pool_cases.hpp"
 
 namespace {
 
@@ -44,7 +44,8 @@ TEST_CASE("cuda Relu, ReluGrad, Reciprocal and BiasAdd equal the reference bit f
         const i64 channels = std::string(format) == "NCHW" ? dims[1] : dims.back();
         const Tensor bias = random_tensor(t, Shape{channels}, rng);
         INFO(format);
-        CHECK(bitwise_equal(run_on_cuda("BiasAdd", {x, bias}, attrs)[0], run_reference("BiasAdd", {x, bias}, attrs)[0]));
+        CHECK(
+            bitwise_equal(run_on_cuda("BiasAdd", {x, bias}, attrs)[0], run_reference("BiasAdd", {x, bias}, attrs)[0]));
       }
     }
     for (DType t : {DType::Int32, DType::Int64}) {
@@ -76,7 +77,8 @@ TEST_CASE("cuda BiasAddGrad matches the reference and repeats bitwise", "[cuda]"
         const Tensor got = run_on_cuda("BiasAddGrad", {g}, attrs)[0];
         REQUIRE(bitwise_equal(got, run_on_cuda("BiasAddGrad", {g}, attrs)[0]));
         // n terms |g| <= 2 per channel: n/256 sequential per thread, then an 8-level tree.
-        const double n = static_cast<double>(g.num_elements()) / static_cast<double>(std::max<i64>(ref.num_elements(), 1));
+        const double n =
+            static_cast<double>(g.num_elements()) / static_cast<double>(std::max<i64>(ref.num_elements(), 1));
         const double u = accumulator_roundoff(t);
         INFO(dtype_name(t) << " " << format << " " << g.shape().to_string());
         check_close(got, ref, [&](i64, double r) { return rounding_bound(t, r) + (n / 256 + 9) * u * 2 * n; });
@@ -101,7 +103,8 @@ TEST_CASE("cuda Softmax, LogSoftmax and the cross-entropy losses match the refer
       const Tensor x = random_tensor(t, Shape{rows, classes}, rng);
       const Tensor sm = run_on_cuda("Softmax", {x}, {})[0];
       REQUIRE(bitwise_equal(sm, run_on_cuda("Softmax", {x}, {})[0]));
-      check_close(sm, run_reference("Softmax", {x}, {})[0], [&](i64, double r) { return rounding_bound(t, r) + arg_err * std::fabs(r); });
+      check_close(sm, run_reference("Softmax", {x}, {})[0],
+                  [&](i64, double r) { return rounding_bound(t, r) + arg_err * std::fabs(r); });
       check_close(run_on_cuda("LogSoftmax", {x}, {})[0], run_reference("LogSoftmax", {x}, {})[0],
                   [&](i64, double r) { return rounding_bound(t, r) + arg_err; });
 
@@ -109,7 +112,8 @@ TEST_CASE("cuda Softmax, LogSoftmax and the cross-entropy losses match the refer
       const Tensor labels = random_tensor(t, Shape{rows, classes}, rng);
       const auto got = run_on_cuda("SoftmaxCrossEntropyWithLogits", {x, labels}, {});
       const auto ref = run_reference("SoftmaxCrossEntropyWithLogits", {x, labels}, {});
-      const double loss_err = 2 * static_cast<double>(classes) * (5 + log_classes) * (arg_err + u * (static_cast<double>(classes) / 256 + 9));
+      const double loss_err = 2 * static_cast<double>(classes) * (5 + log_classes) *
+                              (arg_err + u * (static_cast<double>(classes) / 256 + 9));
       check_close(got[0], ref[0], [&](i64, double r) { return rounding_bound(t, r) + loss_err; });
       check_close(got[1], ref[1], [&](i64, double r) { return rounding_bound(t, r) + 2 * arg_err + 2 * u; });
 
@@ -127,7 +131,9 @@ TEST_CASE("cuda Softmax, LogSoftmax and the cross-entropy losses match the refer
   // A label outside [0, classes) is TF's InvalidArgument on the GPU too (checked on the host).
   const Tensor x = Tensor::zeros(DType::Float32, Shape{2, 3});
   const Tensor bad = Tensor::from_values<std::int32_t>(Shape{2}, {0, 3});
-  CHECK_THAT(error_of([&] { run_on_cuda("SparseSoftmaxCrossEntropyWithLogits", {x, bad}, {}); }),
+  CHECK_THAT(error_of([&] {
+               run_on_cuda("SparseSoftmaxCrossEntropyWithLogits", {x, bad}, {});
+             }),
              Catch::Contains("Received a label value of 3 which is outside the valid range of [0, 3)"));
 }
 

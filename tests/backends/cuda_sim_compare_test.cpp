@@ -69,8 +69,8 @@ TEST_CASE("cuda Equal kernel on the host simulator equals the reference with bro
     REQUIRE(cuda::make_broadcast_index({3, 1, 4}, {3, 1, 4}, {3, 1, 4}, &same));
     const auto xb = exact_bytes(x);
     auto out = output_bytes(DType::Bool, ref.num_elements());
-    cuda::simulated_launch_equal(static_cast<cuda::ElemType>(t), xb.data(), xb.data(), reinterpret_cast<bool*>(out.data()),
-                                 same, nullptr);
+    cuda::simulated_launch_equal(static_cast<cuda::ElemType>(t), xb.data(), xb.data(),
+                                 reinterpret_cast<bool*>(out.data()), same, nullptr);
     CHECK(bitwise_equal(tensor_of(DType::Bool, ref.shape(), out), ref));
     const Tensor ref_b = run_op("Equal", {x, y}, {}, {.backend = "reference"})[0];
     cuda::BroadcastIndex index;

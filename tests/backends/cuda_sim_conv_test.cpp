@@ -85,8 +85,8 @@ void check_case(const testing::ConvCase& c, std::mt19937& rng, Tally& tally) {
                          Op{ConvKind::BackpropFilter, "Conv2DBackpropFilterV2", &x, &dy, c.filter}}) {
       const ConvGemm p = make_conv_gemm(op.kind, g);
       if (p.m == 0 || p.n == 0 || p.k == 0) continue;
-      const std::vector<Tensor> inputs = op.kind == ConvKind::Forward ? std::vector<Tensor>{x, f}
-                                                                      : std::vector<Tensor>{x, f, dy};
+      const std::vector<Tensor> inputs =
+          op.kind == ConvKind::Forward ? std::vector<Tensor>{x, f} : std::vector<Tensor>{x, f, dy};
       const Tensor expected = run_op(op.name, inputs, attrs, reference)[0];
       const ElemType type = static_cast<ElemType>(dtype);
       std::vector<ConvRun> runs;
@@ -143,8 +143,8 @@ TEST_CASE("cuda NHWC conv kernels on the simulator: 16-byte chunks and large til
   std::mt19937 rng(99);
   Tally tally;
   // Channels per group in multiples of 8 (a 16-byte chunk of half), enough of them for large tiles.
-  const testing::ConvCaseLimits chunked{.channel_multiple = 8, .max_in_channels = 24, .max_out_channels = 136,
-                                        .max_groups = 2};
+  const testing::ConvCaseLimits chunked{
+      .channel_multiple = 8, .max_in_channels = 24, .max_out_channels = 136, .max_groups = 2};
   for (int trial = 0; trial < 12; ++trial) check_case(testing::random_conv_case(rng, chunked), rng, tally);
   CHECK(tally.chunked_runs > 20);
   CHECK(tally.large_tile_runs > 0);

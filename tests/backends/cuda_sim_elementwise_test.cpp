@@ -47,8 +47,9 @@ cuda::ElemType elem_of(DType t) { return static_cast<cuda::ElemType>(t); }
 // Values Cast must map exactly as the reference does, then random ones.
 Tensor cast_inputs(DType t, std::mt19937& rng) {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> v = {0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 65504.0, 65520.0, 1e10, -1e10, 3e38, 1e300,
-                           2147483647.0, 2147483648.0, -2147483649.0, 9.3e18, inf, -inf, std::nan(""), -std::nan("")};
+  std::vector<double> v = {0.0,           -0.0,   0.5,   -0.5, 1.5,          -2.5,         65504.0,
+                           65520.0,       1e10,   -1e10, 3e38, 1e300,        2147483647.0, 2147483648.0,
+                           -2147483649.0, 9.3e18, inf,   -inf, std::nan(""), -std::nan("")};
   std::uniform_real_distribution<double> real(-300.0, 300.0);
   for (int i = 0; i < 40; ++i) v.push_back(real(rng));
   Tensor d = Tensor::from_values<double>(Shape{static_cast<i64>(v.size())}, v);
@@ -59,13 +60,13 @@ Tensor cast_inputs(DType t, std::mt19937& rng) {
 
 TEST_CASE("cuda Cast and fill kernels on the host simulator equal the reference bit for bit", "[cuda-host]") {
   std::mt19937 rng(41);
-  for (DType from : {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64,
-                     DType::Bool}) {
-    const Tensor x = from == DType::Bool ? random_tensor(DType::Int32, Shape{16}, rng).cast(DType::Bool)
-                                         : cast_inputs(from, rng);
+  for (DType from :
+       {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool}) {
+    const Tensor x =
+        from == DType::Bool ? random_tensor(DType::Int32, Shape{16}, rng).cast(DType::Bool) : cast_inputs(from, rng);
     const auto in = exact_bytes(x);
-    for (DType to : {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64,
-                     DType::Bool}) {
+    for (DType to :
+         {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool}) {
       auto out = output_bytes(to, x.num_elements());
       cuda::simulated_launch_cast(elem_of(from), in.data(), elem_of(to), out.data(), x.num_elements(), nullptr);
       INFO("Cast " << dtype_name(from) << " -> " << dtype_name(to));

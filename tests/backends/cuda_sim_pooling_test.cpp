@@ -76,7 +76,8 @@ TEST_CASE("cuda pooling kernels on the host simulator equal the reference bit fo
         const Tensor orig_shape = Tensor::from_values<std::int32_t>(Shape{4}, dims);
         auto avg_grad = output_bytes(t, x.num_elements());
         cuda::simulated_launch_avg_pool_grad(type, dyb.data(), avg_grad.data(), index, nullptr);
-        CHECK(bitwise_equal(tensor_of(t, in_shape, avg_grad), run_reference("AvgPoolGrad", {orig_shape, dy}, attrs)[0]));
+        CHECK(
+            bitwise_equal(tensor_of(t, in_shape, avg_grad), run_reference("AvgPoolGrad", {orig_shape, dy}, attrs)[0]));
       }
       CHECK(cuda_sim::violations() == 0);
       ++checked;

@@ -49,9 +49,8 @@ TEST_CASE("cuda softmax kernels on the host simulator match the reference", "[cu
         auto out = output_bytes(t, x.num_elements());
         cuda::simulated_launch_softmax(type, log, xb.data(), out.data(), rows, classes, nullptr);
         const Tensor ref = run_reference(log ? "LogSoftmax" : "Softmax", {x}, {})[0];
-        check_close(tensor_of(t, x.shape(), out), ref, [&](i64, double r) {
-          return rounding_bound(t, r) + (log ? arg_err : arg_err * std::fabs(r));
-        });
+        check_close(tensor_of(t, x.shape(), out), ref,
+                    [&](i64, double r) { return rounding_bound(t, r) + (log ? arg_err : arg_err * std::fabs(r)); });
       }
 
       // Dense labels in [-2, 2]: the loss sums classes terms |label| (log_sum - s) <= 2 (5 + log C).
@@ -61,9 +60,10 @@ TEST_CASE("cuda softmax kernels on the host simulator match the reference", "[cu
       cuda::simulated_launch_softmax_xent(type, xb.data(), lb.data(), loss.data(), backprop.data(), rows, classes,
                                           nullptr);
       const auto ref = run_reference("SoftmaxCrossEntropyWithLogits", {x, labels}, {});
-      const double loss_err =
-          2 * static_cast<double>(classes) * (5 + log_classes) * (arg_err + u * (static_cast<double>(classes) / 256 + 9));
-      check_close(tensor_of(t, Shape{rows}, loss), ref[0], [&](i64, double r) { return rounding_bound(t, r) + loss_err; });
+      const double loss_err = 2 * static_cast<double>(classes) * (5 + log_classes) *
+                              (arg_err + u * (static_cast<double>(classes) / 256 + 9));
+      check_close(tensor_of(t, Shape{rows}, loss), ref[0],
+                  [&](i64, double r) { return rounding_bound(t, r) + loss_err; });
       check_close(tensor_of(t, x.shape(), backprop), ref[1],
                   [&](i64, double r) { return rounding_bound(t, r) + 2 * arg_err + 2 * u; });
 
@@ -76,7 +76,8 @@ TEST_CASE("cuda softmax kernels on the host simulator match the reference", "[cu
         cuda::simulated_launch_sparse_softmax_xent(type, static_cast<cuda::ElemType>(label_type), xb.data(), sb.data(),
                                                    sloss.data(), sback.data(), rows, classes, nullptr);
         const auto sref = run_reference("SparseSoftmaxCrossEntropyWithLogits", {x, sparse}, {});
-        check_close(tensor_of(t, Shape{rows}, sloss), sref[0], [&](i64, double r) { return rounding_bound(t, r) + arg_err; });
+        check_close(tensor_of(t, Shape{rows}, sloss), sref[0],
+                    [&](i64, double r) { return rounding_bound(t, r) + arg_err; });
         check_close(tensor_of(t, x.shape(), sback), sref[1],
                     [&](i64, double r) { return rounding_bound(t, r) + 2 * arg_err + 2 * u; });
       }

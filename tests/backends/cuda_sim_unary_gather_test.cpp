@@ -58,7 +58,8 @@ TEST_CASE("cuda Relu, ReluGrad, Reciprocal and BiasAdd kernels on the host simul
       const Tensor bias = random_tensor(t, Shape{channels}, rng);
       const auto vb = exact_bytes(v), bb = exact_bytes(bias);
       auto out = output_bytes(t, v.num_elements());
-      cuda::simulated_launch_bias_add(type, vb.data(), bb.data(), out.data(), v.num_elements(), channels, inner, nullptr);
+      cuda::simulated_launch_bias_add(type, vb.data(), bb.data(), out.data(), v.num_elements(), channels, inner,
+                                      nullptr);
       CHECK(bitwise_equal(tensor_of(t, v.shape(), out),
                           run_reference("BiasAdd", {v, bias}, {{"data_format", std::string(format)}})[0]));
     }
@@ -85,7 +86,8 @@ TEST_CASE("cuda gather kernel on the host simulator equals Transpose and Broadca
     const Tensor x = random_tensor(t == DType::Bool ? DType::Int32 : t, Shape{2, 3, 4}, rng).cast(t);
     const auto xb = exact_bytes(x);
     INFO(dtype_name(t));
-    for (const std::vector<i64>& perm : {std::vector<i64>{2, 0, 1}, std::vector<i64>{1, 2, 0}, std::vector<i64>{0, 1, 2}}) {
+    for (const std::vector<i64>& perm :
+         {std::vector<i64>{2, 0, 1}, std::vector<i64>{1, 2, 0}, std::vector<i64>{0, 1, 2}}) {
       cuda::GatherIndex index;
       REQUIRE(cuda::make_transpose_gather({2, 3, 4}, perm, &index));
       const Tensor ref = run_reference("Transpose", {x, Tensor::from_values<std::int64_t>(Shape{3}, perm)}, {})[0];

@@ -42,7 +42,8 @@ TEST_CASE("cli: run-op on .npy files writes the expected output", "[cli]") {
     for (int j = 0; j < 3; ++j) CHECK(z.data<float>()[i * 3 + j] == x.data<float>()[i * 3 + j] + y.data<float>()[j]);
 
   // Named --out, an int32 shape input, and a bool attribute.
-  r = run_cli("run-op Sum --in input=" + npy("x.npy", x) + " --in axis=ints:1 --attr keep_dims=true --out output=" + out);
+  r = run_cli("run-op Sum --in input=" + npy("x.npy", x) +
+              " --in axis=ints:1 --attr keep_dims=true --out output=" + out);
   REQUIRE(r.status == 0);
   Tensor s = read_npy(out);
   REQUIRE(s.shape() == Shape{2, 1});
@@ -50,11 +51,12 @@ TEST_CASE("cli: run-op on .npy files writes the expected output", "[cli]") {
   CHECK(s.data<float>()[1] == 15.f);
 
   // A list input given three times, and a type attribute spelled as TF spells it.
-  r = run_cli("run-op AddN --in inputs=" + npy("x.npy", x) + " --in inputs=" + npy("x.npy", x) + " --in inputs=zeros:2,3 --out " + out);
+  r = run_cli("run-op AddN --in inputs=" + npy("x.npy", x) + " --in inputs=" + npy("x.npy", x) +
+              " --in inputs=zeros:2,3 --out " + out);
   REQUIRE(r.status == 0);
   CHECK(read_npy(out).data<float>()[5] == 12.f);
   r = run_cli("run-op Cast --in x=" + npy("c.npy", Tensor::from_values<double>(Shape{3}, {-1.5, 2.7, 1e10})) +
-             " --attr DstT=int32 --out " + out);
+              " --attr DstT=int32 --out " + out);
   REQUIRE(r.status == 0);
   Tensor c = read_npy(out);
   REQUIRE(c.dtype() == DType::Int32);
@@ -62,7 +64,8 @@ TEST_CASE("cli: run-op on .npy files writes the expected output", "[cli]") {
 }
 
 TEST_CASE("cli: without --out, outputs are printed", "[cli]") {
-  Result r = run_cli("run-op Mul --in x=scalar:2.5 --in y=" + npy("v.npy", Tensor::from_values<float>(Shape{2}, {2, -4})));
+  Result r =
+      run_cli("run-op Mul --in x=scalar:2.5 --in y=" + npy("v.npy", Tensor::from_values<float>(Shape{2}, {2, -4})));
   INFO(r.err);
   REQUIRE(r.status == 0);
   CHECK(r.out == "z: Tensor<float, [2]> [5, -10]\n");
@@ -70,7 +73,8 @@ TEST_CASE("cli: without --out, outputs are printed", "[cli]") {
 }
 
 TEST_CASE("cli: random and zeros specs are deterministic", "[cli]") {
-  const std::string a = path_in_dir("ra.npy"), b = path_in_dir("rb.npy"), c = path_in_dir("rc.npy"), d = path_in_dir("rd.npy");
+  const std::string a = path_in_dir("ra.npy"), b = path_in_dir("rb.npy"), c = path_in_dir("rc.npy"),
+                    d = path_in_dir("rd.npy");
   REQUIRE(run_cli("run-op Identity --in x=random:3,4:7 --out " + a).status == 0);
   REQUIRE(run_cli("run-op Identity --in x=random:3,4:7 --out " + b).status == 0);
   REQUIRE(run_cli("run-op Identity --in x=random:3,4:8 --out " + c).status == 0);
@@ -105,7 +109,8 @@ TEST_CASE("cli: --dtype casts floating inputs before the op runs", "[cli]") {
   REQUIRE(h.dtype() == DType::Half);
   for (int i = 0; i < 4; ++i) CHECK(h.data<half>()[i] == -narrow<half>(static_cast<double>(x.data<float>()[i])));
   // bfloat16 outputs are widened to float32 in the file; int inputs (axis) are left alone.
-  r = run_cli("run-op Sum --in input=" + npy("f.npy", x) + " --in axis=" + npy("axis.npy", axis) + " --dtype bfloat16 --backend reference --out " + out);
+  r = run_cli("run-op Sum --in input=" + npy("f.npy", x) + " --in axis=" + npy("axis.npy", axis) +
+              " --dtype bfloat16 --backend reference --out " + out);
   INFO(r.err);
   REQUIRE(r.status == 0);
   Tensor b = read_npy(out);
@@ -114,7 +119,8 @@ TEST_CASE("cli: --dtype casts floating inputs before the op runs", "[cli]") {
   double exact = 0;
   for (int i = 0; i < 4; ++i) exact += static_cast<float>(narrow<bfloat16>(x.data<float>()[i]));
   CHECK(b.data<float>()[0] == static_cast<float>(narrow<bfloat16>(exact)));
-  r = run_cli("run-op AddV2 --in x=" + npy("f.npy", x) + " --in y=random:4:3 --dtype double --threads 1 --backend reference --out " + out);
+  r = run_cli("run-op AddV2 --in x=" + npy("f.npy", x) +
+              " --in y=random:4:3 --dtype double --threads 1 --backend reference --out " + out);
   REQUIRE(r.status == 0);
   CHECK(read_npy(out).dtype() == DType::Float64);
 }
@@ -152,7 +158,8 @@ TEST_CASE("cli: dagrad errors exit with 1 and one stderr line", "[cli]") {
   check_error(run_cli("run-op AddV2 --in x=" + f + " --in y=zeros:3"), "Incompatible shapes: [2] vs. [3]");
   check_error(run_cli("run-op Sum --in input=" + f + " --in axis=ints:0 --attr keep_dims=maybe"),
               "Sum: attribute 'keep_dims' (bool): expected true or false, got 'maybe'");
-  check_error(run_cli("run-op Sum --in input=" + f + " --in axis=ints:0 --attr keepdims=true"), "unknown attribute 'keepdims'");
+  check_error(run_cli("run-op Sum --in input=" + f + " --in axis=ints:0 --attr keepdims=true"),
+              "unknown attribute 'keepdims'");
   check_error(run_cli("run-op Cast --in x=" + f + " --attr DstT=float128"), "unknown dtype 'float128'");
   check_error(run_cli("run-op Cast --in x=" + f), "missing required attribute 'DstT'");
   const std::string missing = path_in_dir("missing.npy");
@@ -160,7 +167,8 @@ TEST_CASE("cli: dagrad errors exit with 1 and one stderr line", "[cli]") {
   check_error(run_cli("run-op Neg --in x=" + missing), missing);
   check_error(run_cli("run-op Neg --in x=random:2,x"), "dimension 'x' is not an integer");
   check_error(run_cli("run-op Neg --in x=" + f + " --backend nosuch"), "no kernel from backend 'nosuch'");
-  check_error(run_cli("run-op AddV2 --in x=" + f + " --in y=" + f + " --out w=" + path_in_dir("w.npy")), "no output named 'w'");
+  check_error(run_cli("run-op AddV2 --in x=" + f + " --in y=" + f + " --out w=" + path_in_dir("w.npy")),
+              "no output named 'w'");
   check_error(run_cli("run-op VariableV2 --attr shape=2 --attr dtype=float"), "stateful");
   if (!device_available(Device::cuda())) check_error(run_cli("run-op Neg --in x=" + f + " --device cuda"), "CUDA");
 }

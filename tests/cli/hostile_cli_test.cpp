@@ -39,7 +39,8 @@ TEST_CASE("cli: a failed write exits 1, never 0", "[cli]") {
     }
   }
   const std::string nowhere = path_in_dir("no_such_dir/out.npy");
-  check_error(run_cli("run-op Identity --in x=zeros:3 --out " + nowhere), "'" + nowhere + "': No such file or directory");
+  check_error(run_cli("run-op Identity --in x=zeros:3 --out " + nowhere),
+              "'" + nowhere + "': No such file or directory");
   check_error(run_cli("run-op Identity --in x=zeros:3 --out " + path_in_dir("")), "Is a directory");
 }
 
@@ -124,7 +125,8 @@ TEST_CASE("cli: out-of-range options are usage errors with short messages", "[cl
 
 TEST_CASE("cli: hostile .npy inputs are refused by name, without hanging", "[cli]") {
   const std::string good = serialize_npy(Tensor::from_values<float>(Shape{4}, {1, 2, 3, 4}));
-  if (fs::exists("/dev/zero")) check_error(run_cli("run-op Neg --in x=/dev/zero"), "/dev/zero: not a .npy file (bad magic)");
+  if (fs::exists("/dev/zero"))
+    check_error(run_cli("run-op Neg --in x=/dev/zero"), "/dev/zero: not a .npy file (bad magic)");
   check_error(run_cli("run-op Neg --in x=" + path_in_dir("")), "is a directory");
   const std::string fifo = path_in_dir("no_writer.fifo");
   fs::remove(fifo);
@@ -136,7 +138,8 @@ TEST_CASE("cli: hostile .npy inputs are refused by name, without hanging", "[cli
   check_error(run_cli("run-op Neg --in x=" + v2), "header length 2147483647 is over the limit");
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3037000500, 3037000500), }";
   header.append(64 - (10 + header.size()) % 64 - 1, ' ');
-  const std::string overflow = file_with("overflow.npy", std::string("\x93NUMPY\x01\x00", 8) +
-                                                             static_cast<char>(header.size() + 1) + '\0' + header + "\n");
+  const std::string overflow =
+      file_with("overflow.npy",
+                std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size() + 1) + '\0' + header + "\n");
   check_error(run_cli("run-op Neg --in x=" + overflow), "is too large");
 }

@@ -10,8 +10,8 @@
 #include "support/error_of.hpp"
 
 using namespace dagrad;
-using dagrad::testing::error_of;
 using Catch::Matchers::Contains;
+using dagrad::testing::error_of;
 
 TEST_CASE("parse_attr names an integer beyond int64 as out of range", "[attr]") {
   CHECK(std::get<std::int64_t>(parse_attr(AttrKind::Int, "9223372036854775807")) == INT64_MAX);
@@ -40,9 +40,12 @@ TEST_CASE("what parse_attr accepts survives printing and parsing again", "[attr]
   const struct {
     AttrKind kind;
     const char* text;
-  } cases[] = {{AttrKind::Int, "-9223372036854775808"}, {AttrKind::ListInt, "1,9223372036854775807,-3"},
-               {AttrKind::ListInt, ""},                 {AttrKind::Shape, "[?,0,7]"},
-               {AttrKind::Shape, ""},                   {AttrKind::Bool, "True"},
+  } cases[] = {{AttrKind::Int, "-9223372036854775808"},
+               {AttrKind::ListInt, "1,9223372036854775807,-3"},
+               {AttrKind::ListInt, ""},
+               {AttrKind::Shape, "[?,0,7]"},
+               {AttrKind::Shape, ""},
+               {AttrKind::Bool, "True"},
                {AttrKind::Type, "float16"}};
   for (const auto& c : cases) {
     INFO(attr_kind_name(c.kind) << " " << c.text);

@@ -27,8 +27,8 @@ T from_bits(std::uint16_t b) {
 TEST_CASE("half and bfloat16 have CUDA's bit layouts", "[core]") {
   CHECK(bits(half(1.0f)) == 0x3C00);
   CHECK(bits(half(-2.0f)) == 0xC000);
-  CHECK(bits(half(65504.0f)) == 0x7BFF);                        // largest finite half
-  CHECK(bits(half(std::ldexp(1.0f, -24))) == 0x0001);           // smallest subnormal
+  CHECK(bits(half(65504.0f)) == 0x7BFF);               // largest finite half
+  CHECK(bits(half(std::ldexp(1.0f, -24))) == 0x0001);  // smallest subnormal
   CHECK(bits(half(std::numeric_limits<float>::infinity())) == 0x7C00);
   CHECK(bits(half(-std::numeric_limits<float>::infinity())) == 0xFC00);
   const std::uint16_t half_nan = bits(half(std::numeric_limits<float>::quiet_NaN()));

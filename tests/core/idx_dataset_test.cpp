@@ -2,11 +2,11 @@
 // promise) and seeded mini-batch order.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
-#include <unistd.h>
 
 #include <zlib.h>
 
@@ -157,29 +157,36 @@ TEST_CASE("IDX: a gzip bomb is refused by its header's promise, not inflated", "
   const std::string bomb = gzip(idx_bytes({10}, std::vector<unsigned char>(std::size_t{8} << 20, 0)));
   REQUIRE(bomb.size() < 16 * 1024);
   const std::string damaged = bomb.substr(0, bomb.size() - 64);
-  CHECK_THROWS_WITH(parse_idx(damaged, "bomb.gz"), Catch::Contains("'bomb.gz' is too long") && Catch::Contains("promises 10 data bytes"));
+  CHECK_THROWS_WITH(parse_idx(damaged, "bomb.gz"),
+                    Catch::Contains("'bomb.gz' is too long") && Catch::Contains("promises 10 data bytes"));
   TempDir dir;
   write_plain(dir.path / "bomb.gz", damaged);
-  CHECK_THROWS_WITH(read_idx((dir.path / "bomb.gz").string()), Catch::Contains("is too long") && Catch::Contains("promises 10 data bytes"));
+  CHECK_THROWS_WITH(read_idx((dir.path / "bomb.gz").string()),
+                    Catch::Contains("is too long") && Catch::Contains("promises 10 data bytes"));
 
   // The same header and data, in memory and honest, gzipped or plain, with two gzip members.
   const std::string honest = idx_bytes({2, 2}, {1, 2, 3, 4});
   CHECK(parse_idx(gzip(honest), "honest.gz").bytes == "\x01\x02\x03\x04");
   CHECK(parse_idx(honest, "honest").dims == std::vector<std::int64_t>{2, 2});
   CHECK(parse_idx(gzip(honest.substr(0, 5)) + gzip(honest.substr(5)), "two_members.gz").bytes == "\x01\x02\x03\x04");
-  CHECK_THROWS_WITH(parse_idx(gzip(honest) + "junk", "junk.gz"), Catch::Contains("bytes after the end of the gzip data"));
+  CHECK_THROWS_WITH(parse_idx(gzip(honest) + "junk", "junk.gz"),
+                    Catch::Contains("bytes after the end of the gzip data"));
 }
 
 TEST_CASE("IDX: hostile headers are refused by name", "[train]") {
   std::string overflow = {0, 0, 0x08, static_cast<char>(255)};
   overflow.append(4 * 255, static_cast<char>(0xff));
   CHECK_THROWS_WITH(parse_idx(overflow, "over"), Catch::Contains("'over' declares IDX dimensions too large"));
-  CHECK_THROWS_WITH(parse_idx(gzip(overflow), "over.gz"), Catch::Contains("'over.gz' declares IDX dimensions too large"));
-  CHECK_THROWS_WITH(parse_idx(std::string{0, 0, 0x07, 1, 0, 0, 0, 1, 5}, "type"), Catch::Contains("unknown IDX element type 0x7"));
-  CHECK_THROWS_WITH(parse_idx(std::string{0, 0, 0x08, 3, 0, 0, 0, 1}, "cut"), Catch::Contains("truncated inside its IDX header"));
+  CHECK_THROWS_WITH(parse_idx(gzip(overflow), "over.gz"),
+                    Catch::Contains("'over.gz' declares IDX dimensions too large"));
+  CHECK_THROWS_WITH(parse_idx(std::string{0, 0, 0x07, 1, 0, 0, 0, 1, 5}, "type"),
+                    Catch::Contains("unknown IDX element type 0x7"));
+  CHECK_THROWS_WITH(parse_idx(std::string{0, 0, 0x08, 3, 0, 0, 0, 1}, "cut"),
+                    Catch::Contains("truncated inside its IDX header"));
   CHECK_THROWS_WITH(parse_idx(std::string{0, 0}, "two"), Catch::Contains("truncated inside its IDX header"));
   CHECK_THROWS_WITH(parse_idx("", "empty"), Catch::Contains("is not an IDX file"));
-  CHECK_THROWS_WITH(parse_idx(idx_bytes({4}, {1, 2}), "short"), Catch::Contains("'short' is truncated") && Catch::Contains("promises 4"));
+  CHECK_THROWS_WITH(parse_idx(idx_bytes({4}, {1, 2}), "short"),
+                    Catch::Contains("'short' is truncated") && Catch::Contains("promises 4"));
   TempDir dir;
   fs::create_directories(dir.path / "train-images-idx3-ubyte");
   write_plain(dir.path / "train-labels-idx1-ubyte", idx_bytes({1}, {1}));

@@ -110,21 +110,25 @@ TEST_CASE("written files follow the .npy 1.0 layout", "[npy]") {
 }
 
 TEST_CASE("big-endian files are read", "[npy]") {
-  Tensor f = parse_npy(npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", raw<float>({1.5f, -2.f}, true)), "be");
+  Tensor f = parse_npy(
+      npy_bytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", raw<float>({1.5f, -2.f}, true)), "be");
   REQUIRE(f.dtype() == DType::Float32);
   CHECK(f.data<float>()[0] == 1.5f);
   CHECK(f.data<float>()[1] == -2.f);
   Tensor i = parse_npy(npy_bytes("{'descr': '>i8', 'fortran_order': False, 'shape': (2,), }",
-                                 raw<std::int64_t>({-3, std::int64_t{1} << 40}, true)), "be");
+                                 raw<std::int64_t>({-3, std::int64_t{1} << 40}, true)),
+                       "be");
   CHECK(i.to_int64_vector() == std::vector<std::int64_t>{-3, std::int64_t{1} << 40});
-  Tensor h = parse_npy(npy_bytes("{'descr': '>f2', 'fortran_order': False, 'shape': (1,), }", std::string("\x3C\x00", 2)), "be");
+  Tensor h = parse_npy(
+      npy_bytes("{'descr': '>f2', 'fortran_order': False, 'shape': (1,), }", std::string("\x3C\x00", 2)), "be");
   CHECK(h.data<half>()[0] == half(1.f));
 }
 
 TEST_CASE("Fortran-order files are reordered to row-major", "[npy]") {
   // The 2x3 matrix [[0, 1, 2], [10, 11, 12]] stored column by column.
-  Tensor m = parse_npy(npy_bytes("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }",
-                                 raw<double>({0, 10, 1, 11, 2, 12})), "fortran");
+  Tensor m = parse_npy(
+      npy_bytes("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 3), }", raw<double>({0, 10, 1, 11, 2, 12})),
+      "fortran");
   REQUIRE(m.shape() == Shape{2, 3});
   const double expected[] = {0, 1, 2, 10, 11, 12};
   for (int k = 0; k < 6; ++k) CHECK(m.data<double>()[k] == expected[k]);
@@ -174,16 +178,21 @@ TEST_CASE("bad .npy files raise errors naming the file", "[npy]") {
   write_file(empty, "");
   CHECK_THROWS_WITH(read_npy(empty), StartsWith(empty));
 
-  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')), "complex.npy"),
-                    StartsWith("complex.npy") && Contains("'<c8'"));
+  CHECK_THROWS_WITH(
+      parse_npy(npy_bytes("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0')),
+                "complex.npy"),
+      StartsWith("complex.npy") && Contains("'<c8'"));
   CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", ""), "neg.npy"),
                     StartsWith("neg.npy"));
-  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", ""), "huge.npy"),
-                    StartsWith("huge.npy"));
+  CHECK_THROWS_WITH(
+      parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }", ""),
+                "huge.npy"),
+      StartsWith("huge.npy"));
   CHECK_THROWS_WITH(parse_npy(npy_bytes("{'fortran_order': False, 'shape': (1,), }", raw<float>({1.f})), "nodescr.npy"),
                     StartsWith("nodescr.npy") && Contains("descr"));
-  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }", "\x07"), "bool.npy"),
-                    StartsWith("bool.npy"));
+  CHECK_THROWS_WITH(
+      parse_npy(npy_bytes("{'descr': '|b1', 'fortran_order': False, 'shape': (1,), }", "\x07"), "bool.npy"),
+      StartsWith("bool.npy"));
 }
 
 namespace {
@@ -257,9 +266,12 @@ TEST_CASE("npy: readers take no more than the header promises", "[npy]") {
   cut.finish();
 
   // A header that promises 2^62 elements from a tiny file is refused before any allocation.
-  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }", "x"), "big.npy"),
-                    StartsWith("big.npy") && Contains("too large"));
-  write_file(temp_path("promise.npy"), npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000,), }", "xyz"));
+  CHECK_THROWS_WITH(
+      parse_npy(npy_bytes("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }", "x"),
+                "big.npy"),
+      StartsWith("big.npy") && Contains("too large"));
+  write_file(temp_path("promise.npy"),
+             npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000,), }", "xyz"));
   CHECK_THROWS_WITH(read_npy(temp_path("promise.npy")), Contains("data is 3 bytes") && Contains("needs 4000000000"));
   if (std::filesystem::exists("/dev/zero")) CHECK_THROWS_WITH(read_npy("/dev/zero"), Contains("bad magic"));
 }
@@ -267,27 +279,37 @@ TEST_CASE("npy: readers take no more than the header promises", "[npy]") {
 TEST_CASE("npy: hostile headers and paths are refused by name", "[npy]") {
   const std::string v2_huge = std::string("\x93NUMPY\x02\x00\xf0\xff\xff\xff", 12);
   CHECK_THROWS_WITH(parse_npy(v2_huge, "v2.npy"), StartsWith("v2.npy") && Contains("header length 4294967280"));
-  CHECK_THROWS_WITH(parse_npy(std::string("\x93NUMPY\x01", 7), "short.npy"), StartsWith("short.npy") && Contains("truncated"));
+  CHECK_THROWS_WITH(parse_npy(std::string("\x93NUMPY\x01", 7), "short.npy"),
+                    StartsWith("short.npy") && Contains("truncated"));
   CHECK_THROWS_WITH(parse_npy(std::string("\x93NUMPY\x07\x00\x10\x00", 10), "v7.npy"), Contains("version 7"));
   for (const char* descr : {"<f4 ", "f4", "<u1", "<f16", "", "<c8"}) {
     INFO(descr);
-    CHECK_THROWS_WITH(parse_npy(npy_bytes(std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (1,), }", raw<float>({1.f})), "d.npy"),
-                      StartsWith("d.npy"));
+    CHECK_THROWS_WITH(
+        parse_npy(npy_bytes(std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (1,), }",
+                            raw<float>({1.f})),
+                  "d.npy"),
+        StartsWith("d.npy"));
   }
   for (const char* shape : {"(1,,2)", "(+1,)", "(1.5,)", "(99999999999999999999,)", "(0x10,)", "(2 3)"}) {
     INFO(shape);
-    CHECK_THROWS_WITH(parse_npy(npy_bytes(std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") + shape + ", }", ""), "s.npy"),
-                      StartsWith("s.npy") && Contains("bad dimension"));
+    CHECK_THROWS_WITH(
+        parse_npy(npy_bytes(std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") + shape + ", }", ""),
+                  "s.npy"),
+        StartsWith("s.npy") && Contains("bad dimension"));
   }
   std::string rank65 = "(";
   for (int i = 0; i < 65; ++i) rank65 += "1, ";
-  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': " + rank65 + "), }", raw<float>({1.f})), "r.npy"),
-                    Contains("more than 64 dimensions"));
-  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': maybe, 'shape': (1,), }", raw<float>({1.f})), "f.npy"),
-                    Contains("bad fortran_order"));
+  CHECK_THROWS_WITH(
+      parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': " + rank65 + "), }", raw<float>({1.f})),
+                "r.npy"),
+      Contains("more than 64 dimensions"));
+  CHECK_THROWS_WITH(
+      parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': maybe, 'shape': (1,), }", raw<float>({1.f})), "f.npy"),
+      Contains("bad fortran_order"));
   // Fortran order with the wrong amount of data.
-  CHECK_THROWS_WITH(parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", raw<float>({1.f})), "fo.npy"),
-                    Contains("data is 4 bytes"));
+  CHECK_THROWS_WITH(
+      parse_npy(npy_bytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", raw<float>({1.f})), "fo.npy"),
+      Contains("data is 4 bytes"));
   const std::string dir = temp_path("a_directory.npy");
   std::filesystem::create_directories(dir);
   CHECK_THROWS_WITH(read_npy(dir), Contains("is a directory"));
@@ -295,7 +317,8 @@ TEST_CASE("npy: hostile headers and paths are refused by name", "[npy]") {
 
 TEST_CASE("npy: write_npy reports a failed write and replaces files whole", "[npy]") {
   if (std::filesystem::exists("/dev/full")) {
-    CHECK_THROWS_WITH(write_npy("/dev/full", Tensor::zeros(DType::Float32, Shape{4})), Contains("No space left on device"));
+    CHECK_THROWS_WITH(write_npy("/dev/full", Tensor::zeros(DType::Float32, Shape{4})),
+                      Contains("No space left on device"));
   }
   const std::string path = temp_path("replaced.npy");
   write_npy(path, Tensor::from_values<float>(Shape{2}, {1, 2}));

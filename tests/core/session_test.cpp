@@ -9,9 +9,9 @@
 #include "support/error_of.hpp"
 
 using namespace dagrad;
-using dagrad::testing::error_of;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
+using dagrad::testing::error_of;
 
 TEST_CASE("a buffer is released after its last reader", "[session]") {
   Graph g;
@@ -82,9 +82,13 @@ TEST_CASE("feeds are checked against the placeholder's dtype and shape", "[sessi
   Output x = ops::placeholder(g, DType::Float32, Shape{-1, 3}, "x");
   Output y = ops::neg(g, x, "y");
   Session s(g);
-  CHECK_THAT(error_of([&] { s.run({{x, Tensor::zeros(DType::Float64, Shape{2, 3})}}, y); }),
+  CHECK_THAT(error_of([&] {
+               s.run({{x, Tensor::zeros(DType::Float64, Shape{2, 3})}}, y);
+             }),
              Equals("Cannot feed value of dtype double for Tensor 'x:0', which has dtype float"));
-  CHECK_THAT(error_of([&] { s.run({{x, Tensor::zeros(DType::Float32, Shape{2, 4})}}, y); }),
+  CHECK_THAT(error_of([&] {
+               s.run({{x, Tensor::zeros(DType::Float32, Shape{2, 4})}}, y);
+             }),
              Equals("Cannot feed value of shape [2,4] for Tensor 'x:0', which has shape [?,3]"));
   CHECK_THAT(error_of([&] { s.run({}, y); }),
              Equals("You must feed a value for placeholder tensor 'x' with dtype float and shape [?,3] (node 'x')"));

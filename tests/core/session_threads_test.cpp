@@ -179,10 +179,10 @@ TEST_CASE("use_locking updates of one variable from several threads lose nothing
   Graph g;
   Output v = ops::variable(g, Shape{64}, DType::Float32, "v");
   Output init = ops::assign(g, v, ops::constant(g, Tensor::zeros(DType::Float32, Shape{64})));
-  const Node& step = g.add_node("ApplyGradientDescent",
-                                {v, ops::scalar(g, 1.0, DType::Float32),
-                                 ops::constant(g, Tensor::full(DType::Float32, Shape{64}, 1.0))},
-                                {{"use_locking", true}}, "step");
+  const Node& step = g.add_node(
+      "ApplyGradientDescent",
+      {v, ops::scalar(g, 1.0, DType::Float32), ops::constant(g, Tensor::full(DType::Float32, Shape{64}, 1.0))},
+      {{"use_locking", true}}, "step");
   Session s(g);
   s.run({}, init);
   on_threads(kThreads, [&](int) {

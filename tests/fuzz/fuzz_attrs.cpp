@@ -48,12 +48,12 @@ void check_round_trip(const AttrDef& def, const AttrValue& value) {
   if (!fuzz::accepted([&] { again = parse_attr(kind, text); })) {
     fuzz::finding("parse_attr refuses the printed form '" + text + "' of attribute " + def.name);
   }
-  const bool same = kind == AttrKind::Shape ? std::get<Shape>(again) == std::get<Shape>(value)
-                    : kind == AttrKind::Int ? std::get<std::int64_t>(again) == std::get<std::int64_t>(value)
+  const bool same = kind == AttrKind::Shape  ? std::get<Shape>(again) == std::get<Shape>(value)
+                    : kind == AttrKind::Int  ? std::get<std::int64_t>(again) == std::get<std::int64_t>(value)
                     : kind == AttrKind::Bool ? std::get<bool>(again) == std::get<bool>(value)
-                    : kind == AttrKind::Type ? std::get<DType>(again) == std::get<DType>(value)
-                                             : std::get<std::vector<std::int64_t>>(again) ==
-                                                   std::get<std::vector<std::int64_t>>(value);
+                    : kind == AttrKind::Type
+                        ? std::get<DType>(again) == std::get<DType>(value)
+                        : std::get<std::vector<std::int64_t>>(again) == std::get<std::vector<std::int64_t>>(value);
   if (!same) fuzz::finding("attribute " + def.name + " does not survive printing as '" + text + "'");
 }
 
@@ -69,9 +69,9 @@ std::vector<DType> input_dtypes(const OpDef& def, const AttrMap& attrs, std::siz
     auto it = attrs.find(arg->type_attr);
     const DType* given = it == attrs.end() ? nullptr : std::get_if<DType>(&it->second);
     const AttrDef* type = def.find_attr(arg->type_attr);
-    dtypes.push_back(given                                         ? *given
+    dtypes.push_back(given                                             ? *given
                      : type != nullptr && !type->allowed_types.empty() ? type->allowed_types.front()
-                                                                   : DType::Float32);
+                                                                       : DType::Float32);
   }
   return dtypes;
 }
@@ -108,8 +108,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::size_t fixed = 0;
   bool has_list = false;
   for (const auto& arg : def.inputs) {
-    if (arg.number_attr.empty()) ++fixed;
-    else has_list = true;
+    if (arg.number_attr.empty())
+      ++fixed;
+    else
+      has_list = true;
   }
   const std::size_t count = has_list ? std::max(fixed, shapes.size()) : fixed;
   shapes.resize(count);

@@ -18,8 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   if (again.dtype() != tensor.dtype() || again.shape() != tensor.shape() ||
       (tensor.nbytes() > 0 && std::memcmp(again.raw_data(), tensor.raw_data(), tensor.nbytes()) != 0)) {
-    fuzz::finding("serialize_npy(parse_npy(x)) changed dtype, shape or bits: " + tensor.shape().to_string() +
-                  " vs " + again.shape().to_string());
+    fuzz::finding("serialize_npy(parse_npy(x)) changed dtype, shape or bits: " + tensor.shape().to_string() + " vs " +
+                  again.shape().to_string());
   }
   return 0;
 }

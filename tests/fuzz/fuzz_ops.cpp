@@ -48,18 +48,44 @@ class Bytes {
 // 0..223 as themselves, 0xE0..0xEF as -1..-16, 0xF0.. as the extremes that break arithmetic.
 i64 int_value(std::uint8_t b) {
   constexpr i64 kMax = std::numeric_limits<i64>::max(), kMin = std::numeric_limits<i64>::min();
-  const i64 extremes[16] = {kMax,         kMin,     kMax - 1,        kMin + 1,   i64{1} << 31, (i64{1} << 31) - 1,
-                            -(i64{1} << 31), i64{1} << 32, i64{1} << 40, i64{1} << 62, 1000000000000000000,
-                            -1000000000000000000, 65536, 1000000, kMax / 2, kMax / 3};
+  const i64 extremes[16] = {kMax,
+                            kMin,
+                            kMax - 1,
+                            kMin + 1,
+                            i64{1} << 31,
+                            (i64{1} << 31) - 1,
+                            -(i64{1} << 31),
+                            i64{1} << 32,
+                            i64{1} << 40,
+                            i64{1} << 62,
+                            1000000000000000000,
+                            -1000000000000000000,
+                            65536,
+                            1000000,
+                            kMax / 2,
+                            kMax / 3};
   if (b < 0xE0) return b;
   if (b < 0xF0) return 0xDF - i64{b};
   return extremes[b - 0xF0];
 }
 
 double float_value(std::uint8_t b) {
-  const double table[16] = {0.0, 1.0, 0.5, -1.0, 2.0, 1e-8, 0.9, 0.999, 1e30, -1e30, 1e-300, 3.0,
-                            std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
-                            -std::numeric_limits<double>::infinity(), 1e300};
+  const double table[16] = {0.0,
+                            1.0,
+                            0.5,
+                            -1.0,
+                            2.0,
+                            1e-8,
+                            0.9,
+                            0.999,
+                            1e30,
+                            -1e30,
+                            1e-300,
+                            3.0,
+                            std::numeric_limits<double>::quiet_NaN(),
+                            std::numeric_limits<double>::infinity(),
+                            -std::numeric_limits<double>::infinity(),
+                            1e300};
   return table[b % 16];
 }
 
@@ -95,17 +121,22 @@ Tensor host_input(DType dtype, const Shape& shape, Bytes& in) {
   Tensor t = Tensor::empty(dtype, shape);
   for (i64 i = 0; i < t.num_elements(); ++i) {
     const i64 v = int_value(in.next());
-    if (dtype == DType::Int64) t.data<i64>()[i] = v;
-    else t.data<std::int32_t>()[i] = static_cast<std::int32_t>(std::clamp<i64>(v, INT32_MIN, INT32_MAX));
+    if (dtype == DType::Int64)
+      t.data<i64>()[i] = v;
+    else
+      t.data<std::int32_t>()[i] = static_cast<std::int32_t>(std::clamp<i64>(v, INT32_MIN, INT32_MAX));
   }
   return t;
 }
 
 AttrValue attr_value(const AttrDef& attr, Bytes& in) {
   switch (attr.kind) {
-    case AttrKind::Int: return int_value(in.next());
-    case AttrKind::Float: return float_value(in.next());
-    case AttrKind::Bool: return (in.next() & 1) != 0;
+    case AttrKind::Int:
+      return int_value(in.next());
+    case AttrKind::Float:
+      return float_value(in.next());
+    case AttrKind::Bool:
+      return (in.next() & 1) != 0;
     case AttrKind::String: {
       const std::uint8_t b = in.next();
       if (!attr.allowed_strings.empty()) return attr.allowed_strings[b % attr.allowed_strings.size()];
@@ -121,7 +152,8 @@ AttrValue attr_value(const AttrDef& attr, Bytes& in) {
       for (auto& d : dims) d = int_value(in.next());
       return Shape(dims);
     }
-    case AttrKind::Tensor: return Tensor::scalar<float>(static_cast<float>(float_value(in.next())));
+    case AttrKind::Tensor:
+      return Tensor::scalar<float>(static_cast<float>(float_value(in.next())));
     case AttrKind::ListInt: {
       std::vector<i64> values(in.next() % 9);
       for (auto& v : values) v = int_value(in.next());
@@ -206,10 +238,14 @@ bool small_outputs(const Case& c) {
 
 double tolerance(DType dtype) {
   switch (dtype) {
-    case DType::Half: return 1e-3;
-    case DType::BFloat16: return 8e-3;
-    case DType::Float32: return 1e-5;
-    default: return 1e-12;
+    case DType::Half:
+      return 1e-3;
+    case DType::BFloat16:
+      return 8e-3;
+    case DType::Float32:
+      return 1e-5;
+    default:
+      return 1e-12;
   }
 }
 
@@ -234,7 +270,8 @@ std::string difference(const Tensor& got, const Tensor& want) {
   for (i64 i = 0; i < want.num_elements(); ++i) {
     const double g = got.value_as_double(i), w = want.value_as_double(i);
     const bool same = std::isnan(w) ? std::isnan(g) : std::isfinite(w) ? std::abs(g - w) <= limit : g == w;
-    if (!same) return "element " + std::to_string(i) + ": cpu " + std::to_string(g) + ", reference " + std::to_string(w);
+    if (!same)
+      return "element " + std::to_string(i) + ": cpu " + std::to_string(g) + ", reference " + std::to_string(w);
   }
   return "";
 }
@@ -268,20 +305,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<Tensor> before;
   for (const auto& t : c.inputs) before.push_back(t.clone());
   std::vector<Tensor> reference, cpu;
-  const bool reference_ok = fuzz::accepted([&] { reference = run_op(c.def->name, c.inputs, c.attrs, {.backend = "reference"}); });
+  const bool reference_ok =
+      fuzz::accepted([&] { reference = run_op(c.def->name, c.inputs, c.attrs, {.backend = "reference"}); });
   const DType kernel_dtype = c.def->kernel_dtype(c.attrs);
   const bool has_cpu = kernel_registry().find(c.def->name, Device::Kind::CPU, kernel_dtype, "cpu") != nullptr;
-  const bool cpu_ok = has_cpu && fuzz::accepted([&] { cpu = run_op(c.def->name, c.inputs, c.attrs, {.backend = "cpu"}); });
+  const bool cpu_ok =
+      has_cpu && fuzz::accepted([&] { cpu = run_op(c.def->name, c.inputs, c.attrs, {.backend = "cpu"}); });
   for (std::size_t i = 0; i < before.size(); ++i) {
-    if (!same_bits(before[i], c.inputs[i])) fuzz::finding("a kernel wrote into input " + std::to_string(i) + " of " + describe(c));
+    if (!same_bits(before[i], c.inputs[i]))
+      fuzz::finding("a kernel wrote into input " + std::to_string(i) + " of " + describe(c));
   }
   if (verbose) {
     std::fprintf(stderr, "reference %s, cpu %s\n", reference_ok ? "ran" : "refused",
-                 !has_cpu ? "absent" : cpu_ok ? "ran" : "refused");
+                 !has_cpu ? "absent"
+                 : cpu_ok ? "ran"
+                          : "refused");
   }
   if (!has_cpu) return 0;
   if (reference_ok != cpu_ok) {
-    fuzz::finding(std::string(reference_ok ? "only the reference" : "only the CPU kernel") + " accepted " + describe(c));
+    fuzz::finding(std::string(reference_ok ? "only the reference" : "only the CPU kernel") + " accepted " +
+                  describe(c));
   }
   if (!reference_ok) return 0;
   if (cpu.size() != reference.size()) fuzz::finding("output counts differ for " + describe(c));

@@ -7,9 +7,9 @@
 #include "support/error_of.hpp"
 
 using namespace dagrad;
-using dagrad::testing::error_of;
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
+using dagrad::testing::error_of;
 
 namespace {
 
@@ -28,7 +28,10 @@ TEST_CASE("broadcast shapes follow numpy/TF rules", "[ops]") {
   CHECK(ops::broadcast_shapes(Shape{0, 3}, Shape{1, 3}) == Shape{0, 3});
   CHECK(ops::broadcast_shapes(Shape{-1, 3}, Shape{1, 3}) == Shape{-1, 3});
   CHECK(ops::broadcast_shapes(Shape{-1, 3}, Shape{4, 3}) == Shape{4, 3});
-  CHECK_THAT(error_of([] { ops::broadcast_shapes(Shape{2, 3}, Shape{4}); }), Equals("Incompatible shapes: [2,3] vs. [4]"));
+  CHECK_THAT(error_of([] {
+               ops::broadcast_shapes(Shape{2, 3}, Shape{4});
+             }),
+             Equals("Incompatible shapes: [2,3] vs. [4]"));
 }
 
 TEST_CASE("broadcasting binary ops match a hand computation", "[ops]") {
@@ -108,7 +111,8 @@ TEST_CASE("Sum and Mean reduce over axes, negative ones included, with keep_dims
   auto x_at = [](int i, int j, int k) { return 12.0 * i + 4.0 * j + k; };
   int mismatches = 0;
   for (int i = 0; i < 2; ++i)
-    for (int k = 0; k < 4; ++k) mismatches += out[0].data<double>()[i * 4 + k] != x_at(i, 0, k) + x_at(i, 1, k) + x_at(i, 2, k);
+    for (int k = 0; k < 4; ++k)
+      mismatches += out[0].data<double>()[i * 4 + k] != x_at(i, 0, k) + x_at(i, 1, k) + x_at(i, 2, k);
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j) {
       double e = 0;
@@ -141,10 +145,15 @@ TEST_CASE("reduction errors use TF's messages", "[ops]") {
   CHECK_THAT(error_of([&] { ops::sum(g, x, {3}, false, "s"); }),
              Equals("Sum: Invalid reduction dimension (3 for input with 3 dimension(s) (node 's')"));
   CHECK_THAT(error_of([&] { ops::sum(g, x, {-4}, false, "s"); }), Contains("Invalid reduction dimension (-4"));
-  CHECK_THAT(error_of([&] { ops::mean(g, x, {0, -3}, false, "m"); }),
+  CHECK_THAT(error_of([&] {
+               ops::mean(g, x, {0, -3}, false, "m");
+             }),
              Equals("Mean: Invalid reduction arguments: Axes contains duplicate dimension: 0 (node 'm')"));
   Output axes = ops::placeholder(g, DType::Int32, Shape{1}, "axes");
   CHECK_THAT(error_of([&] { g.add_node("Sum", {x, axes}); }), Contains("'axis' must be known when the graph is built"));
   Output faxis = ops::constant(g, Tensor::from_values<float>(Shape{1}, {0.f}));
-  CHECK_THAT(error_of([&] { g.add_node("Sum", {x, faxis}); }), Contains("Value for attr 'Tidx' of float is not in the list"));
+  CHECK_THAT(error_of([&] {
+               g.add_node("Sum", {x, faxis});
+             }),
+             Contains("Value for attr 'Tidx' of float is not in the list"));
 }

@@ -26,9 +26,11 @@ const ops::Conv2DOptions kValid{.strides = {1, 1, 1, 1}, .padding = "VALID"};
 void all_ops_throw(const ops::Conv2DOptions& o, const std::string& message) {
   const Tensor x = zeros(Shape{1, 5, 5, 2}), w = zeros(Shape{3, 3, 2, 4}), dy = zeros(Shape{1, 3, 3, 4});
   CHECK_THROWS_WITH(raw_ops::Conv2D(x, w, o), Contains(message) && Contains("Conv2D"));
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInputV2(x, w, dy, o), Contains(message) && Contains("Conv2DBackpropInputV2"));
+  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInputV2(x, w, dy, o),
+                    Contains(message) && Contains("Conv2DBackpropInputV2"));
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInput(sizes({1, 5, 5, 2}), w, dy, o), Contains(message));
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilterV2(x, w, dy, o), Contains(message) && Contains("Conv2DBackpropFilterV2"));
+  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilterV2(x, w, dy, o),
+                    Contains(message) && Contains("Conv2DBackpropFilterV2"));
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({3, 3, 2, 4}), dy, o), Contains(message));
 }
 
@@ -76,8 +78,9 @@ TEST_CASE("conv dtype errors name the argument", "[conv]") {
   CHECK_THROWS_WITH(raw_ops::Conv2D(xi, wi, kValid), Contains("T"));
   // input_sizes / filter_sizes must be int32.
   const Tensor dy = zeros(Shape{1, 3, 3, 4});
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInput(Tensor::from_values<std::int64_t>(Shape{4}, {1, 5, 5, 2}), w, dy, kValid),
-                    Contains("input_sizes"));
+  CHECK_THROWS_WITH(
+      raw_ops::Conv2DBackpropInput(Tensor::from_values<std::int64_t>(Shape{4}, {1, 5, 5, 2}), w, dy, kValid),
+      Contains("input_sizes"));
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, Tensor::from_values<float>(Shape{4}, {3, 3, 2, 4}), dy, kValid),
                     Contains("filter_sizes"));
 }
@@ -95,7 +98,8 @@ TEST_CASE("conv shape errors use TF's messages", "[conv]") {
                     Contains("filter depth must be stricly positive"));
   CHECK_THROWS_WITH(raw_ops::Conv2D(zeros(Shape{1, 5, 5, 0}), w, kValid),
                     Contains("input depth must be evenly divisible by filter depth"));
-  CHECK_THROWS_WITH(raw_ops::Conv2D(zeros(Shape{1, 1, 5, 2}), w, kValid), Contains("Computed output size would be negative"));
+  CHECK_THROWS_WITH(raw_ops::Conv2D(zeros(Shape{1, 1, 5, 2}), w, kValid),
+                    Contains("Computed output size would be negative"));
 
   const Tensor x = zeros(Shape{1, 5, 5, 2});
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilterV2(x, w, zeros(Shape{3, 3, 4}), kValid),
@@ -104,26 +108,33 @@ TEST_CASE("conv shape errors use TF's messages", "[conv]") {
                     Contains("input and out_backprop must have the same batch size"));
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInputV2(x, w, zeros(Shape{1, 3, 3, 5}), kValid),
                     Contains("filter and out_backprop must have the same out_depth"));
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilterV2(x, w, zeros(Shape{1, 4, 3, 4}), {.strides = {1, 1, 2, 1}, .padding = "VALID"}),
-                    Contains("Conv2DBackpropFilterV2: Size of out_backprop doesn't match computed: actual = 4, computed = 3 "
-                             "spatial_dim: 1 input: 5 filter: 3 output: 4 stride: 1 dilation: 1"));
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({3, 3, 2, 4}), zeros(Shape{1, 3, 2, 4}),
-                                                  {.strides = {1, 1, 1, 1}, .padding = "VALID", .dilations = {1, 1, 2, 1}}),
-                    Contains("Conv2DBackpropFilter: Size of out_backprop doesn't match computed: actual = 2, computed = 1 "
-                             "spatial_dim: 2 input: 5 filter: 3 output: 2 stride: 1 dilation: 2"));
+  CHECK_THROWS_WITH(
+      raw_ops::Conv2DBackpropFilterV2(x, w, zeros(Shape{1, 4, 3, 4}), {.strides = {1, 1, 2, 1}, .padding = "VALID"}),
+      Contains("Conv2DBackpropFilterV2: Size of out_backprop doesn't match computed: actual = 4, computed = 3 "
+               "spatial_dim: 1 input: 5 filter: 3 output: 4 stride: 1 dilation: 1"));
+  CHECK_THROWS_WITH(
+      raw_ops::Conv2DBackpropFilter(x, sizes({3, 3, 2, 4}), zeros(Shape{1, 3, 2, 4}),
+                                    {.strides = {1, 1, 1, 1}, .padding = "VALID", .dilations = {1, 1, 2, 1}}),
+      Contains("Conv2DBackpropFilter: Size of out_backprop doesn't match computed: actual = 2, computed = 1 "
+               "spatial_dim: 2 input: 5 filter: 3 output: 2 stride: 1 dilation: 2"));
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInput(sizes({1, 6, 5, 2}), w, dy, kValid),
                     Contains("Size of out_backprop doesn't match computed: actual = 3, computed = 4"));
 
   // input_sizes and filter_sizes.
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInput(Tensor::from_values<std::int32_t>(Shape{2, 2}, {1, 5, 5, 2}), w, dy, kValid),
-                    Contains("Conv2DBackpropInput: input_sizes input must be 1-dim, not 2"));
+  CHECK_THROWS_WITH(
+      raw_ops::Conv2DBackpropInput(Tensor::from_values<std::int32_t>(Shape{2, 2}, {1, 5, 5, 2}), w, dy, kValid),
+      Contains("Conv2DBackpropInput: input_sizes input must be 1-dim, not 2"));
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInput(sizes({1, 5, 5}), w, dy, kValid),
                     Contains("Conv2DBackpropInput requires input_sizes to contain 4 values or 2 values, but got: 3"));
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInput(sizes({1, -5, 5, 2}), w, dy, kValid), Contains("Dimension -5 must be >= 0"));
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, Tensor::from_values<std::int32_t>(Shape{1, 4}, {3, 3, 2, 4}), dy, kValid),
-                    Contains("Conv2DBackpropFilter: filter_sizes input must be 1-dim, not 2"));
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({3, 3, 2}), dy, kValid), Contains("filter must be 4-dimensional"));
-  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({3, -3, 2, 4}), dy, kValid), Contains("Dimension -3 must be >= 0"));
+  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropInput(sizes({1, -5, 5, 2}), w, dy, kValid),
+                    Contains("Dimension -5 must be >= 0"));
+  CHECK_THROWS_WITH(
+      raw_ops::Conv2DBackpropFilter(x, Tensor::from_values<std::int32_t>(Shape{1, 4}, {3, 3, 2, 4}), dy, kValid),
+      Contains("Conv2DBackpropFilter: filter_sizes input must be 1-dim, not 2"));
+  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({3, 3, 2}), dy, kValid),
+                    Contains("filter must be 4-dimensional"));
+  CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({3, -3, 2, 4}), dy, kValid),
+                    Contains("Dimension -3 must be >= 0"));
   CHECK_THROWS_WITH(raw_ops::Conv2DBackpropFilter(x, sizes({}), dy, kValid), Contains("filter must be 4-dimensional"));
   // filter_sizes at int32's limit: a filter larger than the input, or one too large to exist.
   constexpr std::int32_t kInt32Max = std::numeric_limits<std::int32_t>::max();
@@ -167,7 +178,8 @@ TEST_CASE("advisory inputs: zero-sized dimensions give correctly shaped results"
   REQUIRE(dx.shape() == Shape{1, 4, 4, 2});
   CHECK(values(dx) == std::vector<double>(32, 0.0));
   // Empty spatial input with padding: all taps read padding, so the output is zeros.
-  const ops::Conv2DOptions pad{.strides = {1, 1, 1, 1}, .padding = "EXPLICIT", .explicit_paddings = {0, 0, 2, 2, 1, 1, 0, 0}};
+  const ops::Conv2DOptions pad{
+      .strides = {1, 1, 1, 1}, .padding = "EXPLICIT", .explicit_paddings = {0, 0, 2, 2, 1, 1, 0, 0}};
   const Tensor y = raw_ops::Conv2D(zeros(Shape{1, 0, 1, 2}), w, pad);
   REQUIRE(y.shape() == Shape{1, 2, 1, 4});
   CHECK(values(y) == std::vector<double>(8, 0.0));
@@ -200,35 +212,45 @@ TEST_CASE("advisory inputs: huge strides, dilations and paddings", "[conv]") {
   }
   // A dilation whose effective filter size overflows int64, and one that is merely too large.
   const Tensor w3 = Tensor::full(DType::Float64, Shape{3, 1, 1, 1}, 1.0);
-  CHECK_THROWS_WITH(raw_ops::Conv2D(x, w3, {.strides = {1, 1, 1, 1}, .padding = "VALID", .dilations = {1, kHuge, 1, 1}}),
-                    Contains("overflows int64"));
+  CHECK_THROWS_WITH(
+      raw_ops::Conv2D(x, w3, {.strides = {1, 1, 1, 1}, .padding = "VALID", .dilations = {1, kHuge, 1, 1}}),
+      Contains("overflows int64"));
   CHECK_THROWS_WITH(raw_ops::Conv2D(x, w3, {.strides = {1, 1, 1, 1}, .padding = "SAME", .dilations = {1, kMax, 1, 1}}),
                     Contains("overflows int64"));
-  CHECK_THROWS_WITH(raw_ops::Conv2D(x, w3, {.strides = {1, 1, 1, 1}, .padding = "VALID", .dilations = {1, kHuge / 2, 1, 1}}),
-                    Contains("Computed output size would be negative"));
+  CHECK_THROWS_WITH(
+      raw_ops::Conv2D(x, w3, {.strides = {1, 1, 1, 1}, .padding = "VALID", .dilations = {1, kHuge / 2, 1, 1}}),
+      Contains("Computed output size would be negative"));
   // With a stride as large as the dilated filter, VALID gives an empty output instead.
-  const Tensor ye = raw_ops::Conv2D(x, w3, {.strides = {1, kMax, 1, 1}, .padding = "VALID", .dilations = {1, kHuge / 2, 1, 1}});
+  const Tensor ye =
+      raw_ops::Conv2D(x, w3, {.strides = {1, kMax, 1, 1}, .padding = "VALID", .dilations = {1, kHuge / 2, 1, 1}});
   CHECK(ye.shape() == Shape{1, 0, 3, 1});
   // SAME with a huge dilation: one output row reading only the top input row.
-  const Tensor ys = raw_ops::Conv2D(x, w3, {.strides = {1, 1, 1, 1}, .padding = "SAME", .dilations = {1, kHuge / 2, 1, 1}});
+  const Tensor ys =
+      raw_ops::Conv2D(x, w3, {.strides = {1, 1, 1, 1}, .padding = "SAME", .dilations = {1, kHuge / 2, 1, 1}});
   REQUIRE(ys.shape() == Shape{1, 3, 3, 1});
   CHECK(values(ys) == values(x));  // pads 2^61 each side: only the middle tap lands in the input
   // Paddings whose sum with the input overflows int64.
-  CHECK_THROWS_WITH(raw_ops::Conv2D(x, w, {.strides = {1, 1, 1, 1}, .padding = "EXPLICIT",
-                                           .explicit_paddings = {0, 0, kHuge, kHuge, 0, 0, 0, 0}}),
-                    Contains("overflows int64"));
-  CHECK_THROWS_WITH(raw_ops::Conv2D(x, w, {.strides = {1, 1, 1, 1}, .padding = "EXPLICIT",
-                                           .explicit_paddings = {0, 0, kMax, 0, 0, 0, 0, 0}}),
-                    Contains("overflows int64"));
+  CHECK_THROWS_WITH(
+      raw_ops::Conv2D(
+          x, w,
+          {.strides = {1, 1, 1, 1}, .padding = "EXPLICIT", .explicit_paddings = {0, 0, kHuge, kHuge, 0, 0, 0, 0}}),
+      Contains("overflows int64"));
+  CHECK_THROWS_WITH(
+      raw_ops::Conv2D(
+          x, w, {.strides = {1, 1, 1, 1}, .padding = "EXPLICIT", .explicit_paddings = {0, 0, kMax, 0, 0, 0, 0, 0}}),
+      Contains("overflows int64"));
   // Huge but representable paddings with a huge stride: a tiny, exact result.
-  const Tensor yp = raw_ops::Conv2D(x, w, {.strides = {1, kHuge, kHuge, 1}, .padding = "EXPLICIT",
-                                           .explicit_paddings = {0, 0, kHuge, kHuge - 8, 0, kHuge, 0, 0}});
+  const Tensor yp = raw_ops::Conv2D(x, w,
+                                    {.strides = {1, kHuge, kHuge, 1},
+                                     .padding = "EXPLICIT",
+                                     .explicit_paddings = {0, 0, kHuge, kHuge - 8, 0, kHuge, 0, 0}});
   // rows: (3 + 2^63 - 8 - 1 + 2^62) / 2^62 = 2 (row 0 at input row -2^62: padding; row 1 at 0).
   REQUIRE(yp.shape() == Shape{1, 2, 2, 1});
   CHECK(values(yp) == std::vector<double>{0, 0, 2, 0});
   // Output dims whose product overflows: an error, not a wrapped allocation.
   CHECK_THROWS_WITH(raw_ops::Conv2D(zeros(Shape{1, 1, 1, 1}), zeros(Shape{1, 1, 1, 1}),
-                                    {.strides = {1, 1, 1, 1}, .padding = "EXPLICIT",
+                                    {.strides = {1, 1, 1, 1},
+                                     .padding = "EXPLICIT",
                                      .explicit_paddings = {0, 0, kHuge, kHuge - 2, kHuge, kHuge - 2, 0, 0}}),
                     Contains("Conv2D: output shape") && Contains("has more than 2^63 - 1 elements"));
   // Graph-time shapes with huge dims infer without overflow; a fully defined shape whose

@@ -20,7 +20,8 @@ Tensor f64(const Shape& shape, std::vector<double> v) { return Tensor::from_valu
 // up to float64 rounding.
 void require_close(const Tensor& a, const Tensor& b) {
   REQUIRE(a.shape() == b.shape());
-  for (std::int64_t i = 0; i < a.num_elements(); ++i) REQUIRE(a.value_as_double(i) == Approx(b.value_as_double(i)).margin(1e-12));
+  for (std::int64_t i = 0; i < a.num_elements(); ++i)
+    REQUIRE(a.value_as_double(i) == Approx(b.value_as_double(i)).margin(1e-12));
 }
 
 }  // namespace
@@ -57,7 +58,8 @@ TEST_CASE("Conv2D asymmetric EXPLICIT padding", "[conv]") {
   // [[0,0,0,0],[1,2,0,0],[3,4,0,0]]; w = [[1,10],[100,1000]]; out (3-2+1) x (4-2+1) = 2 x 3.
   const Tensor x = f64(Shape{1, 2, 2, 1}, {1, 2, 3, 4});
   const Tensor w = f64(Shape{2, 2, 1, 1}, {1, 10, 100, 1000});
-  const ops::Conv2DOptions o{.strides = {1, 1, 1, 1}, .padding = "EXPLICIT", .explicit_paddings = {0, 0, 1, 0, 0, 2, 0, 0}};
+  const ops::Conv2DOptions o{
+      .strides = {1, 1, 1, 1}, .padding = "EXPLICIT", .explicit_paddings = {0, 0, 1, 0, 0, 2, 0, 0}};
   const Tensor y = ref("Conv2D", {x, w}, o);
   CHECK(y.shape() == Shape{1, 2, 3, 1});
   CHECK(values(y) == std::vector<double>{2100, 200, 0, 4321, 402, 0});
@@ -137,7 +139,8 @@ TEST_CASE("V1 ops agree with V2 and take 2-element input_sizes", "[conv]") {
   // Two values are the spatial sizes; batch comes from out_backprop and depth from the filter's
   // in_channels (TF's rule), so use an ungrouped filter here.
   const Tensor w1 = random_tensor(DType::Float64, Shape{3, 2, 4, 6}, rng);
-  const Tensor dx_full = ref("Conv2DBackpropInput", {Tensor::from_values<std::int32_t>(Shape{4}, {2, 5, 6, 4}), w1, dy}, o);
+  const Tensor dx_full =
+      ref("Conv2DBackpropInput", {Tensor::from_values<std::int32_t>(Shape{4}, {2, 5, 6, 4}), w1, dy}, o);
   const Tensor dx_hw = ref("Conv2DBackpropInput", {Tensor::from_values<std::int32_t>(Shape{2}, {5, 6}), w1, dy}, o);
   CHECK(dx_hw.shape() == Shape{2, 5, 6, 4});
   CHECK(values(dx_hw) == values(dx_full));
@@ -147,7 +150,8 @@ TEST_CASE("graph builders, raw ops and run_op agree", "[conv]") {
   std::mt19937_64 rng(11);
   const Tensor x = random_tensor(DType::Float64, Shape{2, 6, 5, 3}, rng);
   const Tensor w = random_tensor(DType::Float64, Shape{2, 3, 3, 4}, rng);
-  const ops::Conv2DOptions o{.strides = {1, 2, 2, 1}, .padding = "EXPLICIT", .explicit_paddings = {0, 0, 1, 2, 0, 1, 0, 0}};
+  const ops::Conv2DOptions o{
+      .strides = {1, 2, 2, 1}, .padding = "EXPLICIT", .explicit_paddings = {0, 0, 1, 2, 0, 1, 0, 0}};
   const Tensor y = raw_ops::Conv2D(x, w, o);
   const Tensor dy = random_tensor(DType::Float64, y.shape(), rng);
 
@@ -196,11 +200,13 @@ TEST_CASE("V1 sizes fed at run time give unknown dims at graph time", "[conv]") 
   Session session(g);
   const Tensor ones_w = Tensor::full(DType::Float32, Shape{3, 3, 2, 5}, 1.0);
   const Tensor ones_dy = Tensor::full(DType::Float32, Shape{1, 4, 4, 5}, 1.0);
-  const Tensor dxv = session.run({{sizes, Tensor::from_values<std::int32_t>(Shape{4}, {1, 4, 4, 2})}, {w, ones_w}, {dy, ones_dy}}, dx);
+  const Tensor dxv =
+      session.run({{sizes, Tensor::from_values<std::int32_t>(Shape{4}, {1, 4, 4, 2})}, {w, ones_w}, {dy, ones_dy}}, dx);
   REQUIRE(dxv.shape() == Shape{1, 4, 4, 2});
   // SAME 3x3 stride 1: a corner input is read by 4 output positions, each through 5 channels.
   CHECK(dxv.value_as_double(0) == 20.0);
   // A wrong size fed at run time is caught by the same checks.
-  CHECK_THROWS_WITH(session.run({{sizes, Tensor::from_values<std::int32_t>(Shape{4}, {1, 9, 4, 2})}, {w, ones_w}, {dy, ones_dy}}, dx),
-                    Contains("Size of out_backprop doesn't match computed"));
+  CHECK_THROWS_WITH(
+      session.run({{sizes, Tensor::from_values<std::int32_t>(Shape{4}, {1, 9, 4, 2})}, {w, ones_w}, {dy, ones_dy}}, dx),
+      Contains("Size of out_backprop doesn't match computed"));
 }

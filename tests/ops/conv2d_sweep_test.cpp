@@ -19,7 +19,9 @@ struct Case {
   std::int64_t top, bottom, left, right;  // EXPLICIT: the attribute; SAME: derived; VALID: 0
 
   ops::Conv2DOptions options() const {
-    ops::Conv2DOptions o{.strides = spatial(format, stride_r, stride_c), .padding = padding, .data_format = format,
+    ops::Conv2DOptions o{.strides = spatial(format, stride_r, stride_c),
+                         .padding = padding,
+                         .data_format = format,
                          .dilations = spatial(format, dil_r, dil_c)};
     if (padding == "EXPLICIT") {
       o.explicit_paddings = format == "NHWC" ? std::vector<std::int64_t>{0, 0, top, bottom, left, right, 0, 0}
@@ -36,7 +38,9 @@ struct Case {
 
 // A random case with a non-negative output size; SAME pads follow TF's rule, restated here.
 Case random_case(std::mt19937_64& rng) {
-  auto pick = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
+  auto pick = [&](std::int64_t lo, std::int64_t hi) {
+    return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+  };
   for (;;) {
     Case c;
     c.format = pick(0, 1) ? "NHWC" : "NCHW";
@@ -84,8 +88,8 @@ TEST_CASE("Conv2D sweep: reference matches the oracle and the adjoint identities
     const auto o = c.options();
 
     const Tensor y = ref("Conv2D", {x, w}, o);
-    const Tensor expected = oracle_conv2d_nhwc(x_nhwc, w, c.stride_r, c.stride_c, c.dil_r, c.dil_c, c.top, c.bottom,
-                                               c.left, c.right);
+    const Tensor expected =
+        oracle_conv2d_nhwc(x_nhwc, w, c.stride_r, c.stride_c, c.dil_r, c.dil_c, c.top, c.bottom, c.left, c.right);
     const Tensor y_nhwc = nchw ? nchw_to_nhwc(y) : y;
     REQUIRE(y_nhwc.shape() == expected.shape());
     for (std::int64_t i = 0; i < y.num_elements(); ++i) {
@@ -125,14 +129,15 @@ TEST_CASE("Conv2D sweep: reference matches the oracle and the adjoint identities
 // Documented tolerance. With u the unit roundoff of T (2^-11 half, 2^-8 bfloat16, 2^-24 float),
 // inputs rounded to T and one rounding of the float64 sum, every element satisfies
 //   |r_T - r_64| <= u |r_64| + 2.1 u S  (+ 2^-24 (1 + terms) absolute for half's subnormals)
-// where S is the same op on |inputs| (the sum of |products|) and terms the number of products. The reference kernels are also
-// exactly the one-rounding of the float64 kernel run on the rounded inputs.
+// where S is the same op on |inputs| (the sum of |products|) and terms the number of products. The reference kernels
+// are also exactly the one-rounding of the float64 kernel run on the rounded inputs.
 TEST_CASE("half, bfloat16 and float reference results are within the documented tolerance", "[conv]") {
   std::mt19937_64 rng(99);
   const struct {
     DType dtype;
     double u;
-  } types[] = {{DType::Half, std::ldexp(1.0, -11)}, {DType::BFloat16, std::ldexp(1.0, -8)},
+  } types[] = {{DType::Half, std::ldexp(1.0, -11)},
+               {DType::BFloat16, std::ldexp(1.0, -8)},
                {DType::Float32, std::ldexp(1.0, -24)}};
   for (int iter = 0; iter < 40; ++iter) {
     const Case c = random_case(rng);
@@ -146,7 +151,8 @@ TEST_CASE("half, bfloat16 and float reference results are within the documented 
     const struct {
       const char* op;
       std::vector<Tensor> in;
-    } ops_and_inputs[] = {{"Conv2D", {x, w}}, {"Conv2DBackpropInputV2", {x, w, dy}}, {"Conv2DBackpropFilterV2", {x, w, dy}}};
+    } ops_and_inputs[] = {
+        {"Conv2D", {x, w}}, {"Conv2DBackpropInputV2", {x, w, dy}}, {"Conv2DBackpropFilterV2", {x, w, dy}}};
     for (const auto& [op, inputs] : ops_and_inputs) {
       const Tensor exact = ref(op, inputs, o);
       std::vector<Tensor> abs_inputs;

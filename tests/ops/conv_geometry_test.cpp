@@ -23,8 +23,12 @@ Sized sized(std::int64_t in, std::int64_t k, std::int64_t d, std::int64_t s, Pad
 
 AttrMap attrs(std::vector<std::int64_t> strides, std::string padding, std::string format = "NHWC",
               std::vector<std::int64_t> dilations = {1, 1, 1, 1}, std::vector<std::int64_t> explicit_paddings = {}) {
-  return {{"strides", strides},   {"padding", padding},       {"data_format", format},
-          {"dilations", dilations}, {"explicit_paddings", explicit_paddings}, {"use_cudnn_on_gpu", true}};
+  return {{"strides", strides},
+          {"padding", padding},
+          {"data_format", format},
+          {"dilations", dilations},
+          {"explicit_paddings", explicit_paddings},
+          {"use_cudnn_on_gpu", true}};
 }
 
 }  // namespace
@@ -32,19 +36,19 @@ AttrMap attrs(std::vector<std::int64_t> strides, std::string padding, std::strin
 TEST_CASE("windowed_output_size follows TF's rules", "[conv]") {
   // VALID: (in - eff + s) / s with truncation.
   CHECK(sized(5, 3, 1, 1, Padding::Valid).out == 3);
-  CHECK(sized(5, 3, 1, 2, Padding::Valid).out == 2);   // (5-3+2)/2
-  CHECK(sized(5, 3, 2, 1, Padding::Valid).out == 1);   // eff 5
-  CHECK(sized(2, 3, 1, 4, Padding::Valid).out == 0);   // (2-3+4)/4 truncates to 0
+  CHECK(sized(5, 3, 1, 2, Padding::Valid).out == 2);  // (5-3+2)/2
+  CHECK(sized(5, 3, 2, 1, Padding::Valid).out == 1);  // eff 5
+  CHECK(sized(2, 3, 1, 4, Padding::Valid).out == 0);  // (2-3+4)/4 truncates to 0
   // SAME: ceil(in / s), need split with the odd unit after.
-  const Sized a = sized(4, 3, 1, 2, Padding::Same);    // out 2, need 1
+  const Sized a = sized(4, 3, 1, 2, Padding::Same);  // out 2, need 1
   CHECK((a.out == 2 && a.before == 0 && a.after == 1));
-  const Sized b = sized(7, 4, 1, 1, Padding::Same);    // out 7, need 3
+  const Sized b = sized(7, 4, 1, 1, Padding::Same);  // out 7, need 3
   CHECK((b.out == 7 && b.before == 1 && b.after == 2));
-  const Sized c = sized(5, 3, 3, 2, Padding::Same);    // eff 7, out 3, need 4+7-5 = 6
+  const Sized c = sized(5, 3, 3, 2, Padding::Same);  // eff 7, out 3, need 4+7-5 = 6
   CHECK((c.out == 3 && c.before == 3 && c.after == 3));
-  const Sized d = sized(10, 1, 1, 3, Padding::Same);   // need max(0, 9+1-10) = 0
+  const Sized d = sized(10, 1, 1, 3, Padding::Same);  // need max(0, 9+1-10) = 0
   CHECK((d.out == 4 && d.before == 0 && d.after == 0));
-  const Sized e = sized(0, 3, 1, 1, Padding::Same);    // empty input: out 0, need max(0, -1+3-0) = 2
+  const Sized e = sized(0, 3, 1, 1, Padding::Same);  // empty input: out 0, need max(0, -1+3-0) = 2
   CHECK((e.out == 0 && e.before == 1 && e.after == 1));
   // EXPLICIT keeps the given pads.
   const Sized f = sized(2, 2, 1, 1, Padding::Explicit, 1, 0);
@@ -53,13 +57,14 @@ TEST_CASE("windowed_output_size follows TF's rules", "[conv]") {
   // Errors in TF's words.
   CHECK_THROWS_WITH(sized(5, 3, 1, 0, Padding::Valid), Contains("Stride must be > 0, but got 0"));
   CHECK_THROWS_WITH(sized(5, 3, 0, 1, Padding::Valid), Contains("Dilation rate must be >= 1, but got 0"));
-  CHECK_THROWS_WITH(sized(1, 3, 1, 1, Padding::Valid),
-                    Contains("Computed output size would be negative: -1 [input_size: 1, effective_filter_size: 3, stride: 1]"));
+  CHECK_THROWS_WITH(
+      sized(1, 3, 1, 1, Padding::Valid),
+      Contains("Computed output size would be negative: -1 [input_size: 1, effective_filter_size: 3, stride: 1]"));
 }
 
 TEST_CASE("conv2d_geometry reads both layouts and groups", "[conv]") {
-  const Conv2DAttrs nchw = parse_conv2d_attrs("Conv2D", attrs({1, 1, 2, 3}, "EXPLICIT", "NCHW", {1, 1, 2, 1},
-                                                              {0, 0, 0, 0, 1, 2, 3, 4}));
+  const Conv2DAttrs nchw =
+      parse_conv2d_attrs("Conv2D", attrs({1, 1, 2, 3}, "EXPLICIT", "NCHW", {1, 1, 2, 1}, {0, 0, 0, 0, 1, 2, 3, 4}));
   CHECK((nchw.stride_rows == 2 && nchw.stride_cols == 3 && nchw.dilation_rows == 2 && nchw.dilation_cols == 1));
   CHECK((nchw.pad_top == 1 && nchw.pad_bottom == 2 && nchw.pad_left == 3 && nchw.pad_right == 4));
   const Conv2DGeometry g = conv2d_geometry("Conv2D", nchw, Shape{2, 6, 9, 10}, Shape{3, 2, 3, 4});

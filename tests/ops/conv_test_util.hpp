@@ -53,7 +53,8 @@ inline Tensor nhwc_to_nchw(const Tensor& t) {
     for (std::int64_t h = 0; h < s[1]; ++h)
       for (std::int64_t w = 0; w < s[2]; ++w)
         for (std::int64_t c = 0; c < s[3]; ++c)
-          out.data<double>()[((n * s[3] + c) * s[1] + h) * s[2] + w] = t.data<double>()[((n * s[1] + h) * s[2] + w) * s[3] + c];
+          out.data<double>()[((n * s[3] + c) * s[1] + h) * s[2] + w] =
+              t.data<double>()[((n * s[1] + h) * s[2] + w) * s[3] + c];
   return out;
 }
 
@@ -64,7 +65,8 @@ inline Tensor nchw_to_nhwc(const Tensor& t) {
     for (std::int64_t c = 0; c < s[1]; ++c)
       for (std::int64_t h = 0; h < s[2]; ++h)
         for (std::int64_t w = 0; w < s[3]; ++w)
-          out.data<double>()[((n * s[2] + h) * s[3] + w) * s[1] + c] = t.data<double>()[((n * s[1] + c) * s[2] + h) * s[3] + w];
+          out.data<double>()[((n * s[2] + h) * s[3] + w) * s[1] + c] =
+              t.data<double>()[((n * s[1] + c) * s[2] + h) * s[3] + w];
   return out;
 }
 
@@ -103,8 +105,9 @@ inline Tensor oracle_conv2d_nhwc(const Tensor& x, const Tensor& w, std::int64_t 
             for (std::int64_t a = 0; a < KH; ++a)
               for (std::int64_t b = 0; b < KW; ++b)
                 for (std::int64_t ci = 0; ci < CI; ++ci)
-                  s += padded[static_cast<std::size_t>(((n * PH + oh * stride_r + a * dil_r) * PW + ow * stride_c +
-                                                        b * dil_c) * C + grp * CI + ci)] *
+                  s += padded[static_cast<std::size_t>(
+                           ((n * PH + oh * stride_r + a * dil_r) * PW + ow * stride_c + b * dil_c) * C + grp * CI +
+                           ci)] *
                        w.value_as_double(((a * KW + b) * CI + ci) * K + k);
             out[((n * OH + oh) * OW + ow) * K + k] = s;
           }

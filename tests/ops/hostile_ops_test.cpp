@@ -65,7 +65,9 @@ TEST_CASE("empty outputs with a huge dim return at once on every backend", "[hos
   check_both("Equal", {wide, ramp(Shape{1})}, {}, wide.shape());
   check_both("Transpose", {wide, i64({0, 2, 1})}, {}, wide.shape());
   // As in TF, a shape's element count is taken left to right: [kHuge, kHuge, 0] overflows.
-  CHECK_THAT(error_of([&] { run_op("Transpose", {wide, i64({2, 1, 0})}); }),
+  CHECK_THAT(error_of([&] {
+               run_op("Transpose", {wide, i64({2, 1, 0})});
+             }),
              Catch::StartsWith("Transpose: output 0: ") && Catch::Contains("integer overflow"));
   check_both("BroadcastTo", {wide, i64({1, 0, kHuge, kHuge})}, {}, Shape{1, 0, kHuge, kHuge});
   check_both("ArgMax", {Tensor::zeros(DType::Float32, Shape{0, 5, kHuge, kHuge}), Tensor::scalar<std::int32_t>(1)}, {},
@@ -101,10 +103,11 @@ TEST_CASE("outputs beyond the memory limit are refused before allocation", "[hos
       FAIL("no error");
     } catch (const Error& e) {
       CHECK(e.code() == Code::ResourceExhausted);
-      CHECK_THAT(std::string(e.what()),
-                 Catch::Equals("BroadcastTo: output 0: OOM when allocating tensor with shape [1000,1000] and type float "
-                               "on cpu: 4000000 bytes exceed the memory limit of 1048576 bytes "
-                               "(dagrad::set_memory_limit) (node 'big')"));
+      CHECK_THAT(
+          std::string(e.what()),
+          Catch::Equals("BroadcastTo: output 0: OOM when allocating tensor with shape [1000,1000] and type float "
+                        "on cpu: 4000000 bytes exceed the memory limit of 1048576 bytes "
+                        "(dagrad::set_memory_limit) (node 'big')"));
     }
     CHECK_THAT(error_of([] { Tensor::zeros(DType::Float64, Shape{1 << 20}); }),
                Catch::Contains("OOM when allocating tensor with shape [1048576] and type double") &&
@@ -125,9 +128,13 @@ TEST_CASE("outputs beyond the memory limit are refused before allocation", "[hos
                                         "[1,1073741824,1073741824,1] and type float on cpu: "
                                         "4611686018427387904 bytes exceed the memory limit of "));
   // More bytes than int64 counts.
-  CHECK_THAT(error_of([&] { run_op("BroadcastTo", {one, i64({std::int64_t{1} << 61})}); }),
+  CHECK_THAT(error_of([&] {
+               run_op("BroadcastTo", {one, i64({std::int64_t{1} << 61})});
+             }),
              Catch::Contains("BroadcastTo: output 0: OOM") && Catch::Contains("more than 2**63 - 1 bytes"));
-  CHECK_THAT(error_of([&] { run_op("BroadcastTo", {one, i64({kHuge, kHuge})}); }),
+  CHECK_THAT(error_of([&] {
+               run_op("BroadcastTo", {one, i64({kHuge, kHuge})});
+             }),
              Catch::Contains("BroadcastTo: output 0: ") && Catch::Contains("overflow"));
   CHECK_THAT(error_of([] { set_memory_limit(-1); }), Catch::Contains("set_memory_limit") && Catch::Contains("-1"));
 }
@@ -148,36 +155,65 @@ TEST_CASE("hostile values are refused by name", "[hostile]") {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   const auto invalid = Code::InvalidArgument;
   require_error([&] { run_op("Reshape", {x, i64({kHuge, kHuge})}); }, Code::OutOfRange, {"Reshape: ", "overflow"});
-  require_error([&] { run_op("Reshape", {x, i64({kMin, -6})}); }, invalid,
-                {"Reshape: ", "Size 0 must be non-negative, not -9223372036854775808"});
-  require_error([&] { run_op("Reshape", {Tensor::zeros(DType::Float32, Shape{0}), i64({0, -1})}); }, invalid,
-                {"Reshape cannot infer the missing input size"});
-  CHECK(run_op("Reshape", {Tensor::zeros(DType::Float32, Shape{0}), i64({kMax, -1})})[0].shape() == Shape{kMax, 0});
-  require_error([&] { run_op("Transpose", {x, i64({kMin, 0})}); }, invalid, {"Transpose: perm[0] = -9223372036854775808"});
-  require_error([&] { run_op("Transpose", {x, i64({1, 1})}); }, invalid, {"Transpose: perm has 1 more than once"});
-  require_error([&] { run_op("Transpose", {x, i64({0, 1, 2})}); }, invalid, {"Transpose: ", "vector of size 2"});
-  require_error([&] { run_op("ArgMax", {x, Tensor::scalar<std::int64_t>(kMin)}); }, invalid,
-                {"ArgMax: Expected dimension in the range [-2, 2), but got -9223372036854775808"});
   require_error(
       [&] {
-        run_op("ArgMax", {Tensor::zeros(DType::Float32, Shape{0, std::int64_t{1} << 31}), Tensor::scalar<std::int64_t>(1)},
+        run_op("Reshape", {x, i64({kMin, -6})});
+      },
+      invalid, {"Reshape: ", "Size 0 must be non-negative, not -9223372036854775808"});
+  require_error(
+      [&] {
+        run_op("Reshape", {Tensor::zeros(DType::Float32, Shape{0}), i64({0, -1})});
+      },
+      invalid, {"Reshape cannot infer the missing input size"});
+  CHECK(run_op("Reshape", {Tensor::zeros(DType::Float32, Shape{0}), i64({kMax, -1})})[0].shape() == Shape{kMax, 0});
+  require_error(
+      [&] {
+        run_op("Transpose", {x, i64({kMin, 0})});
+      },
+      invalid, {"Transpose: perm[0] = -9223372036854775808"});
+  require_error([&] { run_op("Transpose", {x, i64({1, 1})}); }, invalid, {"Transpose: perm has 1 more than once"});
+  require_error([&] { run_op("Transpose", {x, i64({0, 1, 2})}); }, invalid, {"Transpose: ", "vector of size 2"});
+  require_error(
+      [&] {
+        run_op("ArgMax", {x, Tensor::scalar<std::int64_t>(kMin)});
+      },
+      invalid, {"ArgMax: Expected dimension in the range [-2, 2), but got -9223372036854775808"});
+  require_error(
+      [&] {
+        run_op("ArgMax",
+               {Tensor::zeros(DType::Float32, Shape{0, std::int64_t{1} << 31}), Tensor::scalar<std::int64_t>(1)},
                {{"output_type", DType::Int32}});
       },
       invalid, {"ArgMax: output_type int32 cannot index axis 1 of size 2147483648"});
-  require_error([&] { run_op("Sum", {x, i64({kMax})}); }, invalid,
-                {"Sum: Invalid reduction dimension (9223372036854775807 for input with 2 dimension(s)"});
+  require_error(
+      [&] {
+        run_op("Sum", {x, i64({kMax})});
+      },
+      invalid, {"Sum: Invalid reduction dimension (9223372036854775807 for input with 2 dimension(s)"});
   require_error([&] { run_op("Mean", {x, i64({kMin})}); }, invalid, {"Mean: Invalid reduction dimension"});
   require_error([&] { run_op("BroadcastTo", {x, i64({kMin, 3})}); }, invalid, {"BroadcastTo: ", "negative dimension"});
   require_error([&] { run_op("BroadcastTo", {x, i64({3})}); }, invalid, {"BroadcastTo: Rank of input (2)"});
-  require_error([&] { run_op("BroadcastGradientArgs", {i64({-5}), i64({3})}); }, invalid,
-                {"BroadcastGradientArgs: Incompatible shapes: [-5] vs. [3]"});
-  require_error([&] { run_op("MatMul", {x, ramp(Shape{2, 3, 1})}); }, invalid, {"MatMul: In[1] is not a matrix"});
-  require_error([&] { run_op("BiasAdd", {ramp(Shape{3}), ramp(Shape{3})}); }, invalid, {"BiasAdd: Input tensor must be at least 2D"});
   require_error(
-      [&] { run_op("SparseSoftmaxCrossEntropyWithLogits", {x, Tensor::from_values<std::int64_t>(Shape{2}, {0, kMin})}); },
+      [&] {
+        run_op("BroadcastGradientArgs", {i64({-5}), i64({3})});
+      },
+      invalid, {"BroadcastGradientArgs: Incompatible shapes: [-5] vs. [3]"});
+  require_error([&] { run_op("MatMul", {x, ramp(Shape{2, 3, 1})}); }, invalid, {"MatMul: In[1] is not a matrix"});
+  require_error(
+      [&] {
+        run_op("BiasAdd", {ramp(Shape{3}), ramp(Shape{3})});
+      },
+      invalid, {"BiasAdd: Input tensor must be at least 2D"});
+  require_error(
+      [&] {
+        run_op("SparseSoftmaxCrossEntropyWithLogits", {x, Tensor::from_values<std::int64_t>(Shape{2}, {0, kMin})});
+      },
       invalid, {"SparseSoftmaxCrossEntropyWithLogits: Received a label value of -9223372036854775808"});
-  require_error([&] { run_op("Shape", {Tensor::zeros(DType::Float32, Shape{0, std::int64_t{1} << 40})}); }, invalid,
-                {"Shape: value 1099511627776 at index 1 does not fit in int32"});
+  require_error(
+      [&] {
+        run_op("Shape", {Tensor::zeros(DType::Float32, Shape{0, std::int64_t{1} << 40})});
+      },
+      invalid, {"Shape: value 1099511627776 at index 1 does not fit in int32"});
   // AvgPoolGrad's orig_input_shape: a negative or misplaced dim.
   const AttrMap pool = {{"ksize", std::vector<std::int64_t>{1, 1, 1, 1}},
                         {"strides", std::vector<std::int64_t>{1, 1, 1, 1}},
@@ -188,8 +224,11 @@ TEST_CASE("hostile values are refused by name", "[hostile]") {
                pool);
       },
       invalid, {"AvgPoolGrad: orig_input_shape has a negative dimension: [1, -2, 2, 1]"});
-  require_error([&] { run_op("AvgPoolGrad", {Tensor::zeros(DType::Int32, Shape{3}), ramp(Shape{1, 1, 1, 1})}, pool); },
-                invalid, {"AvgPoolGrad: orig_input_shape must be 1-dimensional and 4 elements"});
+  require_error(
+      [&] {
+        run_op("AvgPoolGrad", {Tensor::zeros(DType::Int32, Shape{3}), ramp(Shape{1, 1, 1, 1})}, pool);
+      },
+      invalid, {"AvgPoolGrad: orig_input_shape must be 1-dimensional and 4 elements"});
 }
 
 TEST_CASE("a shape input cannot ask for more than 254 dimensions", "[hostile]") {

@@ -13,7 +13,9 @@ std::vector<double> values(const Tensor& t) {
   return v;
 }
 
-Tensor transposed(const Tensor& m) { return run_op("Transpose", {m, Tensor::from_values<std::int32_t>(Shape{2}, {1, 0})})[0]; }
+Tensor transposed(const Tensor& m) {
+  return run_op("Transpose", {m, Tensor::from_values<std::int32_t>(Shape{2}, {1, 0})})[0];
+}
 
 }  // namespace
 
@@ -64,7 +66,8 @@ TEST_CASE("ArgMax takes the first maximum; Equal broadcasts", "[nn]") {
   CHECK(values(cols) == std::vector<double>{1, 0, 0});
   CHECK_THROWS_WITH(run_op("ArgMax", {x, Tensor::scalar<std::int32_t>(2)}),
                     Catch::Contains("Expected dimension in the range [-2, 2), but got 2"));
-  Tensor eq = run_op("Equal", {Tensor::from_values<std::int64_t>(Shape{3}, {1, 2, 3}), Tensor::scalar<std::int64_t>(2)})[0];
+  Tensor eq =
+      run_op("Equal", {Tensor::from_values<std::int64_t>(Shape{3}, {1, 2, 3}), Tensor::scalar<std::int64_t>(2)})[0];
   CHECK(eq.dtype() == DType::Bool);
   CHECK(values(eq) == std::vector<double>{0, 1, 0});
 }

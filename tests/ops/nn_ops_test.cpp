@@ -17,8 +17,10 @@ void check_values(const Tensor& t, std::initializer_list<double> expected, doubl
   std::int64_t i = 0;
   for (double e : expected) {
     INFO("element " << i);
-    if (std::isnan(e)) CHECK(std::isnan(t.value_as_double(i)));
-    else CHECK(t.value_as_double(i) == Approx(e).margin(tol));
+    if (std::isnan(e))
+      CHECK(std::isnan(t.value_as_double(i)));
+    else
+      CHECK(t.value_as_double(i) == Approx(e).margin(tol));
     ++i;
   }
 }
@@ -34,9 +36,9 @@ TEST_CASE("BiasAdd and BiasAddGrad in both data formats", "[nn]") {
     INFO("backend '" << backend << "'");
     check_values(run("BiasAdd", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3}, {10, 20, 30})}, {}, backend)[0],
                  {11, 22, 33, 14, 25, 36});
-    check_values(run("BiasAdd", {f32({1, 2, 2}, {1, 2, 3, 4}), f32({2}, {10, 20})}, {{"data_format", "NCHW"}},
-                     backend)[0],
-                 {11, 12, 23, 24});
+    check_values(
+        run("BiasAdd", {f32({1, 2, 2}, {1, 2, 3, 4}), f32({2}, {10, 20})}, {{"data_format", "NCHW"}}, backend)[0],
+        {11, 12, 23, 24});
     check_values(run("BiasAddGrad", {f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {}, backend)[0], {5, 7, 9});
     check_values(run("BiasAddGrad", {f32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}, {{"data_format", "NCHW"}}, backend)[0],
                  {14, 22});
@@ -66,7 +68,8 @@ TEST_CASE("Softmax and LogSoftmax along the last axis", "[nn]") {
                  {std::log(1 / 6.), std::log(2 / 6.), std::log(3 / 6.), -std::log(3.), -std::log(3.), -std::log(3.)},
                  1e-5);
   }
-  CHECK_THROWS_WITH(run_op("Softmax", {Tensor::scalar<float>(1.f)}), Catch::Contains("logits must have >= 1 dimension"));
+  CHECK_THROWS_WITH(run_op("Softmax", {Tensor::scalar<float>(1.f)}),
+                    Catch::Contains("logits must have >= 1 dimension"));
 }
 
 TEST_CASE("SparseSoftmaxCrossEntropyWithLogits gives loss and backprop", "[nn]") {
@@ -80,12 +83,12 @@ TEST_CASE("SparseSoftmaxCrossEntropyWithLogits gives loss and backprop", "[nn]")
       check_values(out[1], {1 / 6., 2 / 6., -3 / 6., -0.5, 0.5, 0});
     }
   }
-  CHECK_THROWS_WITH(run_op("SparseSoftmaxCrossEntropyWithLogits",
-                           {logits, Tensor::from_values<std::int32_t>(Shape{2}, {1, 3})}),
-                    Catch::Contains("Received a label value of 3 which is outside the valid range of [0, 3)"));
-  CHECK_THROWS_WITH(run_op("SparseSoftmaxCrossEntropyWithLogits",
-                           {logits, Tensor::from_values<std::int32_t>(Shape{3}, {1, 2, 0})}),
-                    Catch::Contains("logits and labels must have the same first dimension"));
+  CHECK_THROWS_WITH(
+      run_op("SparseSoftmaxCrossEntropyWithLogits", {logits, Tensor::from_values<std::int32_t>(Shape{2}, {1, 3})}),
+      Catch::Contains("Received a label value of 3 which is outside the valid range of [0, 3)"));
+  CHECK_THROWS_WITH(
+      run_op("SparseSoftmaxCrossEntropyWithLogits", {logits, Tensor::from_values<std::int32_t>(Shape{3}, {1, 2, 0})}),
+      Catch::Contains("logits and labels must have the same first dimension"));
 }
 
 TEST_CASE("SoftmaxCrossEntropyWithLogits with label distributions", "[nn]") {

@@ -33,8 +33,10 @@ TEST_CASE("MaxPool and AvgPool windows, SAME and VALID, in both formats", "[nn]"
     for (bool nchw : {false, true}) {
       INFO("backend '" << backend << "' nchw " << nchw);
       const char* f = nchw ? "NCHW" : "NHWC";
-      const std::vector<std::int64_t> k2 = nchw ? std::vector<std::int64_t>{1, 1, 2, 2} : std::vector<std::int64_t>{1, 2, 2, 1};
-      const std::vector<std::int64_t> k3 = nchw ? std::vector<std::int64_t>{1, 1, 3, 3} : std::vector<std::int64_t>{1, 3, 3, 1};
+      const std::vector<std::int64_t> k2 =
+          nchw ? std::vector<std::int64_t>{1, 1, 2, 2} : std::vector<std::int64_t>{1, 2, 2, 1};
+      const std::vector<std::int64_t> k3 =
+          nchw ? std::vector<std::int64_t>{1, 1, 3, 3} : std::vector<std::int64_t>{1, 3, 3, 1};
       const EagerOptions opt{.backend = backend};
       Tensor y = run_op("MaxPool", {iota_4x4(nchw)}, pool(k2, k2, "VALID", f), opt)[0];
       CHECK(y.shape() == (nchw ? Shape{1, 1, 2, 2} : Shape{1, 2, 2, 1}));
@@ -56,14 +58,14 @@ TEST_CASE("pool gradients route to the first maximum and spread averages", "[nn]
   for (const char* backend : {"reference", ""}) {
     INFO("backend '" << backend << "'");
     const EagerOptions opt{.backend = backend};
-    CHECK(values(run_op("MaxPoolGrad", {ties, Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 1.0), grad}, attrs, opt)[0]) ==
-          std::vector<double>{7, 0, 0, 0});
+    CHECK(values(run_op("MaxPoolGrad", {ties, Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 1.0), grad}, attrs,
+                        opt)[0]) == std::vector<double>{7, 0, 0, 0});
     const Tensor x = Tensor::from_values<float>(Shape{1, 2, 2, 1}, {1, 3, 2, 0});
-    CHECK(values(run_op("MaxPoolGrad", {x, Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 3.0), grad}, attrs, opt)[0]) ==
-          std::vector<double>{0, 7, 0, 0});
+    CHECK(values(run_op("MaxPoolGrad", {x, Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 3.0), grad}, attrs,
+                        opt)[0]) == std::vector<double>{0, 7, 0, 0});
     const Tensor gg = Tensor::from_values<float>(Shape{1, 2, 2, 1}, {10, 20, 30, 40});
-    CHECK(values(run_op("MaxPoolGradGrad", {x, Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 3.0), gg}, attrs, opt)[0]) ==
-          std::vector<double>{20});
+    CHECK(values(run_op("MaxPoolGradGrad", {x, Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 3.0), gg}, attrs,
+                        opt)[0]) == std::vector<double>{20});
     const Tensor dims = Tensor::from_values<std::int32_t>(Shape{4}, {1, 2, 2, 1});
     CHECK(values(run_op("AvgPoolGrad", {dims, Tensor::full(DType::Float32, Shape{1, 1, 1, 1}, 8.0)}, attrs, opt)[0]) ==
           std::vector<double>{2, 2, 2, 2});
@@ -94,13 +96,15 @@ TEST_CASE("MaxPool and its gradients with EXPLICIT padding", "[nn]") {
       INFO("backend '" << backend << "' nchw " << nchw);
       const EagerOptions opt{.backend = backend};
       const char* f = nchw ? "NCHW" : "NHWC";
-      const std::vector<std::int64_t> k3 = nchw ? std::vector<std::int64_t>{1, 1, 3, 3} : std::vector<std::int64_t>{1, 3, 3, 1};
-      const std::vector<std::int64_t> s2 = nchw ? std::vector<std::int64_t>{1, 1, 2, 2} : std::vector<std::int64_t>{1, 2, 2, 1};
+      const std::vector<std::int64_t> k3 =
+          nchw ? std::vector<std::int64_t>{1, 1, 3, 3} : std::vector<std::int64_t>{1, 3, 3, 1};
+      const std::vector<std::int64_t> s2 =
+          nchw ? std::vector<std::int64_t>{1, 1, 2, 2} : std::vector<std::int64_t>{1, 2, 2, 1};
       // Two padded rows on top and two padded columns on the right of the 4x4 iota: padded 6x6,
       // windows 3x3 stride 2 -> 2x2 outputs; the first row of windows sees input row 0 only.
       AttrMap attrs = pool(k3, s2, "EXPLICIT", f);
-      attrs["explicit_paddings"] = nchw ? std::vector<std::int64_t>{0, 0, 0, 0, 2, 0, 0, 2}
-                                        : std::vector<std::int64_t>{0, 0, 2, 0, 0, 2, 0, 0};
+      attrs["explicit_paddings"] =
+          nchw ? std::vector<std::int64_t>{0, 0, 0, 0, 2, 0, 0, 2} : std::vector<std::int64_t>{0, 0, 2, 0, 0, 2, 0, 0};
       const Tensor x = iota_4x4(nchw);
       const Tensor y = run_op("MaxPool", {x}, attrs, opt)[0];
       CHECK(y.shape() == (nchw ? Shape{1, 1, 2, 2} : Shape{1, 2, 2, 1}));
@@ -116,7 +120,8 @@ TEST_CASE("MaxPool and its gradients with EXPLICIT padding", "[nn]") {
       // Zero padding through EXPLICIT equals VALID.
       AttrMap zero = pool(k3, s2, "EXPLICIT", f);
       zero["explicit_paddings"] = std::vector<std::int64_t>(8, 0);
-      CHECK(values(run_op("MaxPool", {x}, zero, opt)[0]) == values(run_op("MaxPool", {x}, pool(k3, s2, "VALID", f), opt)[0]));
+      CHECK(values(run_op("MaxPool", {x}, zero, opt)[0]) ==
+            values(run_op("MaxPool", {x}, pool(k3, s2, "VALID", f), opt)[0]));
     }
   }
 }
@@ -150,8 +155,9 @@ TEST_CASE("EXPLICIT padding errors use TF's wording", "[nn]") {
                     Catch::Contains("Nonzero explicit padding in the batch or depth dimensions is not supported"));
   CHECK_THROWS_WITH(run_op("MaxPool", {x}, with("EXPLICIT", {0, 0, 1, 1, 1, 1, 0, 1})),
                     Catch::Contains("Nonzero explicit padding in the batch or depth dimensions is not supported"));
-  CHECK_THROWS_WITH(run_op("MaxPool", {x}, with("VALID", {0, 0, 1, 1, 1, 1, 0, 0})),
-                    Catch::Contains("explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT"));
+  CHECK_THROWS_WITH(
+      run_op("MaxPool", {x}, with("VALID", {0, 0, 1, 1, 1, 1, 0, 0})),
+      Catch::Contains("explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT"));
   CHECK_THROWS_WITH(run_op("MaxPool", {x}, with("EXPLICIT", {0, 0, 3, 0, 0, 0, 0, 0})),
                     Catch::Contains("MaxPool: Top padding 3 needs to be smaller than the window size 3"));
   CHECK_THROWS_WITH(run_op("MaxPoolGrad", {x, x, x}, with("EXPLICIT", {0, 0, 0, 0, 0, 4, 0, 0})),

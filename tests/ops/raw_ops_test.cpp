@@ -18,7 +18,8 @@ TEST_CASE("raw ops compute what the graph computes", "[ops]") {
   for (int k = 0; k < 4; ++k) {
     INFO("op " << k);
     REQUIRE(got[k].shape() == expected[static_cast<std::size_t>(k)].shape());
-    for (int i = 0; i < 4; ++i) CHECK(got[k].data<float>()[i] == expected[static_cast<std::size_t>(k)].data<float>()[i]);
+    for (int i = 0; i < 4; ++i)
+      CHECK(got[k].data<float>()[i] == expected[static_cast<std::size_t>(k)].data<float>()[i]);
   }
   CHECK(raw_ops::Add(x, y).data<float>()[3] == 20.25f);
   CHECK(raw_ops::AddN({x, x, x}).data<float>()[1] == -6.f);
@@ -45,7 +46,8 @@ TEST_CASE("raw ops report errors with the op and the given name", "[ops]") {
                     Equals("Input 'y' of 'AddV2' Op has type double that does not match type float of argument 'x'. "
                            "(node 'my_add')"));
   CHECK_THROWS_WITH(raw_ops::Cast(f, {}), Equals("Cast: missing required attribute 'DstT'"));
-  CHECK_THROWS_WITH(raw_ops::Mul(f, Tensor::zeros(DType::Float32, Shape{3})), Contains("Incompatible shapes: [2] vs. [3]"));
+  CHECK_THROWS_WITH(raw_ops::Mul(f, Tensor::zeros(DType::Float32, Shape{3})),
+                    Contains("Incompatible shapes: [2] vs. [3]"));
   CHECK_THROWS_WITH(raw_ops::AddN({}), Contains("Value for attr 'N' of 0 must be at least minimum 1"));
   CHECK_THROWS_WITH(raw_ops::Neg(Tensor::zeros(DType::Bool, Shape{1})), Contains("Value for attr 'T' of bool"));
 }

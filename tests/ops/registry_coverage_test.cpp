@@ -22,9 +22,12 @@ TEST_CASE("every op has a reference kernel for every dtype it allows", "[registr
       }
     }
     std::vector<DType> dtypes;
-    if (key == nullptr) dtypes = {DType::Invalid};
-    else if (key->allowed_types.empty()) dtypes.assign(std::begin(kAllDTypes), std::end(kAllDTypes));
-    else dtypes = key->allowed_types;
+    if (key == nullptr)
+      dtypes = {DType::Invalid};
+    else if (key->allowed_types.empty())
+      dtypes.assign(std::begin(kAllDTypes), std::end(kAllDTypes));
+    else
+      dtypes = key->allowed_types;
     for (DType dtype : dtypes) {
       if (kernel_registry().find(def->name, Device::Kind::CPU, dtype, "reference") == nullptr) {
         missing.push_back(def->name + "/" + std::string(dtype_name(dtype)));
@@ -52,10 +55,10 @@ TEST_CASE("every kernel belongs to a registered op and one of its dtypes", "[reg
         break;
       }
     }
-    const bool ok = key == nullptr ? k->dtype == DType::Invalid
-                                   : key->allowed_types.empty() ||
-                                         std::find(key->allowed_types.begin(), key->allowed_types.end(), k->dtype) !=
-                                             key->allowed_types.end();
+    const bool ok = key == nullptr
+                        ? k->dtype == DType::Invalid
+                        : key->allowed_types.empty() || std::find(key->allowed_types.begin(), key->allowed_types.end(),
+                                                                  k->dtype) != key->allowed_types.end();
     if (!ok) stray.push_back(k->op + "/" + std::string(dtype_name(k->dtype)) + " from " + k->backend);
   }
   std::string list;

@@ -68,7 +68,8 @@ TEST_CASE("BroadcastTo broadcasts with numpy's rules", "[ops][shape]") {
   Tensor v = s.run({}, b);
   const std::vector<double> expected = {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3};
   CHECK(std::vector<double>(v.data<double>(), v.data<double>() + 12) == expected);
-  CHECK_THROWS_WITH(ops::broadcast_to(g, x, {3}), Catch::Contains("Rank of input (2) must be no greater than rank of output shape (1)."));
+  CHECK_THROWS_WITH(ops::broadcast_to(g, x, {3}),
+                    Catch::Contains("Rank of input (2) must be no greater than rank of output shape (1)."));
   CHECK_THROWS_WITH(ops::broadcast_to(g, x, {2, 2}), Catch::Contains("Unable to broadcast tensor of shape [3,1]"));
 }
 
@@ -84,5 +85,6 @@ TEST_CASE("BroadcastGradientArgs lists the axes each operand was broadcast along
   auto [q0, q1] = ops::broadcast_gradient_args(g, vec({1, 5}), vec({1, 1}));
   CHECK(run_vector(g, q0) == std::vector<std::int64_t>{0});
   CHECK(run_vector(g, q1) == std::vector<std::int64_t>{0, 1});
-  CHECK_THROWS_WITH(ops::broadcast_gradient_args(g, vec({2, 3}), vec({4})), Catch::Contains("Incompatible shapes: [2,3] vs. [4]"));
+  CHECK_THROWS_WITH(ops::broadcast_gradient_args(g, vec({2, 3}), vec({4})),
+                    Catch::Contains("Incompatible shapes: [2,3] vs. [4]"));
 }

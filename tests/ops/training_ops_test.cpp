@@ -10,7 +10,9 @@ using namespace dagrad;
 
 namespace {
 
-Tensor f64(std::initializer_list<double> v) { return Tensor::from_values<double>(Shape{static_cast<std::int64_t>(v.size())}, v); }
+Tensor f64(std::initializer_list<double> v) {
+  return Tensor::from_values<double>(Shape{static_cast<std::int64_t>(v.size())}, v);
+}
 Output s64(Graph& g, double v) { return ops::scalar(g, v, DType::Float64); }
 
 // A float64 variable of n elements and the Assign that initialises it.
@@ -38,8 +40,9 @@ TEST_CASE("ApplyGradientDescent: var -= alpha * delta", "[train]") {
   CHECK(at(s, "w", 0) == Approx(-1));
   CHECK_THROWS_WITH(ops::apply_gradient_descent(g, var, s64(g, 0.1), ops::constant(g, f64({1, 2}))),
                     Catch::Contains("var and delta do not have the same shape[3] [2]"));
-  CHECK_THROWS_WITH(ops::apply_gradient_descent(g, var, ops::constant(g, f64({1, 2})), ops::constant(g, f64({1, 2, 3}))),
-                    Catch::Contains("alpha is not a scalar"));
+  CHECK_THROWS_WITH(
+      ops::apply_gradient_descent(g, var, ops::constant(g, f64({1, 2})), ops::constant(g, f64({1, 2, 3}))),
+      Catch::Contains("alpha is not a scalar"));
 }
 
 TEST_CASE("ApplyGradientDescent on an uninitialised variable fails clearly", "[train]") {

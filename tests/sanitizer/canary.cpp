@@ -35,7 +35,8 @@ bool aborted(const char* name, void (*bug)()) {
   int status = 0;
   waitpid(child, &status, 0);
   const bool ok = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
-  std::printf("%s: %s\n", name, ok ? "aborted, as it must" : "did NOT abort: sanitizer reports would not fail the tests");
+  std::printf("%s: %s\n", name,
+              ok ? "aborted, as it must" : "did NOT abort: sanitizer reports would not fail the tests");
   return ok;
 }
 

@@ -16,8 +16,8 @@ int main() {
     Tensor graph = session.run({{p, x}}, total);
     const bool ok = eager.data<float>()[2] == 6.f && graph.data<float>()[0] == 14.f &&
                     op_registry().list().size() >= 15 && !kernel_registry().list().empty();
-    std::cout << "ops registered: " << op_registry().list().size() << ", AddV2 -> " << eager
-              << ", Sum(p*p) -> " << graph << (ok ? "" : "  WRONG") << "\n";
+    std::cout << "ops registered: " << op_registry().list().size() << ", AddV2 -> " << eager << ", Sum(p*p) -> "
+              << graph << (ok ? "" : "  WRONG") << "\n";
     return ok ? 0 : 1;
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -37,7 +37,8 @@ inline ConvCase random_conv_case(std::mt19937& rng, const ConvCaseLimits& limits
     c.options.dilations = nchw ? std::vector<i64>{1, 1, dr, dc} : std::vector<i64>{1, dr, dc, 1};
     if (c.options.padding == "EXPLICIT") {
       const i64 t = pick(0, 2), b = pick(0, 2), l = pick(0, 2), r = pick(0, 2);
-      c.options.explicit_paddings = nchw ? std::vector<i64>{0, 0, 0, 0, t, b, l, r} : std::vector<i64>{0, 0, t, b, l, r, 0, 0};
+      c.options.explicit_paddings =
+          nchw ? std::vector<i64>{0, 0, 0, 0, t, b, l, r} : std::vector<i64>{0, 0, t, b, l, r, 0, 0};
     }
     const i64 step = limits.channel_multiple;
     const i64 groups = pick(1, limits.max_groups);

@@ -16,12 +16,13 @@ namespace dagrad::testing {
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
-
 enum class ConvOp { Forward, BackpropInput, BackpropFilter };
 
 inline i64 in_size(const Conv2DGeometry& g) { return g.batch * g.in_rows * g.in_cols * g.in_depth; }
 inline i64 out_size(const Conv2DGeometry& g) { return g.batch * g.out_rows * g.out_cols * g.out_depth; }
-inline i64 filt_size(const Conv2DGeometry& g) { return g.filter_rows * g.filter_cols * g.filter_in_depth * g.out_depth; }
+inline i64 filt_size(const Conv2DGeometry& g) {
+  return g.filter_rows * g.filter_cols * g.filter_in_depth * g.out_depth;
+}
 
 // The oracle: the definition of the convolution, one loop nest in float64, shared by all three ops.
 // Calls visit(x_index, f_index, y_index) for every product x * f that contributes to y.
@@ -49,14 +50,19 @@ void for_each_product(const Conv2DGeometry& g, Visit visit) {
 }
 
 // Inputs a, b of the op (x/f, f/dy or x/dy) and its exact-ish output in float64.
-inline std::vector<double> oracle(ConvOp op, const Conv2DGeometry& g, const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> out(static_cast<std::size_t>(op == ConvOp::Forward ? out_size(g)
-                                                    : op == ConvOp::BackpropInput ? in_size(g) : filt_size(g)));
+inline std::vector<double> oracle(ConvOp op, const Conv2DGeometry& g, const std::vector<double>& a,
+                                  const std::vector<double>& b) {
+  std::vector<double> out(static_cast<std::size_t>(op == ConvOp::Forward         ? out_size(g)
+                                                   : op == ConvOp::BackpropInput ? in_size(g)
+                                                                                 : filt_size(g)));
   for_each_product(g, [&](i64 xi, i64 fi, i64 yi) {
     auto at = [](const std::vector<double>& v, i64 i) { return v[static_cast<std::size_t>(i)]; };
-    if (op == ConvOp::Forward) out[static_cast<std::size_t>(yi)] += at(a, xi) * at(b, fi);
-    else if (op == ConvOp::BackpropInput) out[static_cast<std::size_t>(xi)] += at(a, fi) * at(b, yi);
-    else out[static_cast<std::size_t>(fi)] += at(a, xi) * at(b, yi);
+    if (op == ConvOp::Forward)
+      out[static_cast<std::size_t>(yi)] += at(a, xi) * at(b, fi);
+    else if (op == ConvOp::BackpropInput)
+      out[static_cast<std::size_t>(xi)] += at(a, fi) * at(b, yi);
+    else
+      out[static_cast<std::size_t>(fi)] += at(a, xi) * at(b, yi);
   });
   return out;
 }
@@ -68,16 +74,19 @@ inline std::pair<i64, i64> operand_sizes(ConvOp op, const Conv2DGeometry& g) {
 }
 
 template <class T>
-std::vector<T> run_cpu(ConvOp op, const Conv2DGeometry& g, const std::vector<T>& a, const std::vector<T>& b, bool generic) {
+std::vector<T> run_cpu(ConvOp op, const Conv2DGeometry& g, const std::vector<T>& a, const std::vector<T>& b,
+                       bool generic) {
   std::vector<T> out;
   const i64 size = op == ConvOp::Forward ? out_size(g) : op == ConvOp::BackpropInput ? in_size(g) : filt_size(g);
   out.assign(static_cast<std::size_t>(size), T(-7.0f));  // garbage that must be overwritten
   if (op == ConvOp::Forward) {
     (generic ? cpu::conv2d_forward_generic<T> : cpu::conv2d_forward<T>)(g, a.data(), b.data(), out.data());
   } else if (op == ConvOp::BackpropInput) {
-    (generic ? cpu::conv2d_backprop_input_generic<T> : cpu::conv2d_backprop_input<T>)(g, a.data(), b.data(), out.data());
+    (generic ? cpu::conv2d_backprop_input_generic<T> : cpu::conv2d_backprop_input<T>)(g, a.data(), b.data(),
+                                                                                      out.data());
   } else {
-    (generic ? cpu::conv2d_backprop_filter_generic<T> : cpu::conv2d_backprop_filter<T>)(g, a.data(), b.data(), out.data());
+    (generic ? cpu::conv2d_backprop_filter_generic<T> : cpu::conv2d_backprop_filter<T>)(g, a.data(), b.data(),
+                                                                                        out.data());
   }
   return out;
 }
@@ -99,11 +108,16 @@ std::vector<double> as_double(const std::vector<T>& v) {
 
 // Relative tolerance to the largest magnitude: float32 as the issue asks; half and bfloat16 are
 // bounded by their output rounding (2^-11, 2^-8) plus float32 accumulation.
-template <class T> double tolerance() {
-  if constexpr (std::is_same_v<T, double>) return 1e-12;
-  else if constexpr (std::is_same_v<T, float>) return 1e-5;
-  else if constexpr (std::is_same_v<T, half>) return 1e-3;
-  else return 8e-3;
+template <class T>
+double tolerance() {
+  if constexpr (std::is_same_v<T, double>)
+    return 1e-12;
+  else if constexpr (std::is_same_v<T, float>)
+    return 1e-5;
+  else if constexpr (std::is_same_v<T, half>)
+    return 1e-3;
+  else
+    return 8e-3;
 }
 
 }  // namespace dagrad::testing

@@ -225,12 +225,16 @@ void launch(dim3 grid, dim3 block, Kernel&& kernel, const void* key = nullptr) {
 // DAGRAD_LAUNCH(grid, block, stream, kernel)(args...) (device_types.cuh) on the simulator.
 template <class... Params>
 auto launcher(void (*kernel)(Params...), dim3 grid, dim3 block) {
-  return [=](const auto&... args) { launch(grid, block, [&] { kernel(args...); }, reinterpret_cast<const void*>(kernel)); };
+  return [=](const auto&... args) {
+    launch(
+        grid, block, [&] { kernel(args...); }, reinterpret_cast<const void*>(kernel));
+  };
 }
 
 }  // namespace cuda_sim
 
-#define DAGRAD_LAUNCH(grid, block, stream, ...) ((void)(stream), ::cuda_sim::launcher(__VA_ARGS__, dim3(grid), dim3(block)))
+#define DAGRAD_LAUNCH(grid, block, stream, ...) \
+  ((void)(stream), ::cuda_sim::launcher(__VA_ARGS__, dim3(grid), dim3(block)))
 
 #define threadIdx ::cuda_sim::thread_idx
 #define blockIdx ::cuda_sim::block_idx

@@ -23,10 +23,10 @@ inline std::string cuda_skip_reason() {
 }
 
 // Returns from the test with a visible message when there is no GPU to run on.
-#define DAGRAD_SKIP_WITHOUT_CUDA_DEVICE()                                \
-  if (!::dagrad::device_available(::dagrad::Device::cuda())) {           \
-    WARN(::dagrad::testing::cuda_skip_reason());                         \
-    return;                                                              \
+#define DAGRAD_SKIP_WITHOUT_CUDA_DEVICE()                      \
+  if (!::dagrad::device_available(::dagrad::Device::cuda())) { \
+    WARN(::dagrad::testing::cuda_skip_reason());               \
+    return;                                                    \
   }
 
 // Uniform in [-2, 2] for floats, integers in [-50, 50].
@@ -34,7 +34,8 @@ inline Tensor random_tensor(DType dtype, const Shape& shape, std::mt19937& rng) 
   Tensor t = Tensor::empty(DType::Float64, shape);
   std::uniform_real_distribution<double> real(-2.0, 2.0);
   std::uniform_int_distribution<int> integer(-50, 50);
-  for (std::int64_t i = 0; i < t.num_elements(); ++i) t.data<double>()[i] = is_floating(dtype) ? real(rng) : integer(rng);
+  for (std::int64_t i = 0; i < t.num_elements(); ++i)
+    t.data<double>()[i] = is_floating(dtype) ? real(rng) : integer(rng);
   return t.cast(dtype);
 }
 
@@ -45,10 +46,14 @@ inline bool bitwise_equal(const Tensor& a, const Tensor& b) {
 // 2^-p for a type with a p-bit significand (half 11, bfloat16 8, float 24, double 53).
 inline double unit_roundoff(DType t) {
   switch (t) {
-    case DType::Half: return std::ldexp(1.0, -11);
-    case DType::BFloat16: return std::ldexp(1.0, -8);
-    case DType::Float32: return std::ldexp(1.0, -24);
-    default: return std::ldexp(1.0, -53);
+    case DType::Half:
+      return std::ldexp(1.0, -11);
+    case DType::BFloat16:
+      return std::ldexp(1.0, -8);
+    case DType::Float32:
+      return std::ldexp(1.0, -24);
+    default:
+      return std::ldexp(1.0, -53);
   }
 }
 // How far two roundings to T of values within a hair of `r` can land apart: an ulp relative
@@ -56,10 +61,17 @@ inline double unit_roundoff(DType t) {
 inline double rounding_bound(DType t, double r) {
   double denorm_min = 0;
   switch (t) {
-    case DType::Half: denorm_min = std::ldexp(1.0, -24); break;
-    case DType::BFloat16: denorm_min = std::ldexp(1.0, -133); break;
-    case DType::Float32: denorm_min = std::ldexp(1.0, -149); break;
-    default: break;
+    case DType::Half:
+      denorm_min = std::ldexp(1.0, -24);
+      break;
+    case DType::BFloat16:
+      denorm_min = std::ldexp(1.0, -133);
+      break;
+    case DType::Float32:
+      denorm_min = std::ldexp(1.0, -149);
+      break;
+    default:
+      break;
   }
   return 2 * unit_roundoff(t) * (1 + 2 * unit_roundoff(t)) * std::fabs(r) + 2 * denorm_min;
 }
@@ -94,7 +106,8 @@ inline std::vector<Tensor> run_on_cuda(const std::string& op, const std::vector<
   return outputs;
 }
 
-inline std::vector<Tensor> run_reference(const std::string& op, const std::vector<Tensor>& inputs, const AttrMap& attrs) {
+inline std::vector<Tensor> run_reference(const std::string& op, const std::vector<Tensor>& inputs,
+                                         const AttrMap& attrs) {
   return run_op(op, inputs, attrs, {.backend = "reference"});
 }
 

@@ -33,7 +33,8 @@ inline std::optional<PoolCase> random_pool_case(std::mt19937& rng, std::int64_t 
   using i64 = std::int64_t;
   auto pick = [&](i64 lo, i64 hi) { return std::uniform_int_distribution<i64>(lo, hi)(rng); };
   const bool nchw = pick(0, 1) == 1;
-  const std::string padding = std::array<const char*, 3>{"SAME", "VALID", "EXPLICIT"}[static_cast<std::size_t>(pick(0, 2))];
+  const std::string padding =
+      std::array<const char*, 3>{"SAME", "VALID", "EXPLICIT"}[static_cast<std::size_t>(pick(0, 2))];
   const bool same = padding == "SAME", explicit_padding = padding == "EXPLICIT";
   const i64 n = pick(1, max_batch), h = pick(1, max_side), w = pick(1, max_side), d = pick(1, max_depth);
   const i64 kr = pick(1, 4), kc = pick(1, 4), sr = pick(1, 3), sc = pick(1, 3);
@@ -47,8 +48,8 @@ inline std::optional<PoolCase> random_pool_case(std::mt19937& rng, std::int64_t 
              {"padding", padding},
              {"data_format", std::string(nchw ? "NCHW" : "NHWC")}};
   if (explicit_padding) {
-    c.attrs["explicit_paddings"] = nchw ? std::vector<i64>{0, 0, 0, 0, pt, pb, pl, pr}
-                                        : std::vector<i64>{0, 0, pt, pb, pl, pr, 0, 0};
+    c.attrs["explicit_paddings"] =
+        nchw ? std::vector<i64>{0, 0, 0, 0, pt, pb, pl, pr} : std::vector<i64>{0, 0, pt, pb, pl, pr, 0, 0};
   }
   c.input = nchw ? Shape{n, d, h, w} : Shape{n, h, w, d};
   c.explicit_padding = explicit_padding;

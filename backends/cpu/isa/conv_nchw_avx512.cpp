@@ -2,5 +2,6 @@
 #define DAGRAD_ISA_NS avx512
 #define DAGRAD_VL 16
 #define DAGRAD_SEG_MAX 4
-#define DAGRAD_SEG_ROWS {0, 8, 8, 8, 6}
+#define DAGRAD_SEG_ROWS \
+  { 0, 8, 8, 8, 6 }
 #include "conv_nchw_microkernels.inc"

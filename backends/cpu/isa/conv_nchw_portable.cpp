@@ -2,5 +2,6 @@
 #define DAGRAD_ISA_NS portable
 #define DAGRAD_VL 4
 #define DAGRAD_SEG_MAX 2
-#define DAGRAD_SEG_ROWS {0, 8, 6, 0, 0}
+#define DAGRAD_SEG_ROWS \
+  { 0, 8, 6, 0, 0 }
 #include "conv_nchw_microkernels.inc"

@@ -47,12 +47,14 @@ inline __m128i float8_to_bf16(__m256 f) {
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
   const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb), 16);
   const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q));
-  const __m256i nan_bits = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x8000)),
-                                           _mm256_set1_epi32(0x7fc0));
+  const __m256i nan_bits =
+      _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x8000)), _mm256_set1_epi32(0x7fc0));
   return pack_low_halves(_mm256_blendv_epi8(rounded, nan_bits, nan));
 }
 
-inline __m256 bf16x8_to_float(__m128i b) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16)); }
+inline __m256 bf16x8_to_float(__m128i b) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16));
+}
 
 // Runs `step(in, out)` on 8 elements at a time; the tail goes through an 8-element stack copy so
 // every element takes the same instructions.
