@@ -152,6 +152,24 @@ GradCheckResult check_graph_gradients(const GraphFunction& fn, const std::vector
   return gradcheck::run_check(p, options);
 }
 
+std::vector<std::string> gradcheck_input_names(const std::string& op, const std::vector<Tensor>& inputs,
+                                               const AttrMap& attrs) {
+  const OpDef& def = op_registry().get(op);
+  // The flat argument list needs list lengths (AddN's N): complete a copy of the attributes.
+  AttrMap complete = attrs;
+  std::vector<DType> dtypes;
+  for (const auto& t : inputs) dtypes.push_back(t.dtype());
+  complete_attrs(def, complete, dtypes);
+  std::vector<std::string> names;
+  for (const ArgDef* arg : flat_input_args(def, complete)) names.push_back(arg->name);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    std::size_t same = 0;
+    for (const auto& n : names) same += n == names[i];
+    if (same > 1) names[i] += str_cat("_", i);  // list inputs: inputs_0, inputs_1, ...
+  }
+  return names;
+}
+
 GradCheckResult check_gradients(const std::string& op, const std::vector<Tensor>& inputs, const AttrMap& attrs,
                                 const GradCheckOptions& options) {
   const OpDef& def = op_registry().get(op);
@@ -180,23 +198,7 @@ GradCheckResult check_gradients(const std::string& op, const std::vector<Tensor>
     for (int k = 0; k < n.num_outputs(); ++k) outs.push_back(g.output(n.id, k));
     return outs;
   };
-  std::vector<std::string> names;
-  for (const ArgDef* arg : flat_input_args(def, [&] {
-         // The flat argument list needs list lengths (AddN's N): complete a copy of the attributes.
-         AttrMap complete = fixed;
-         std::vector<DType> dtypes;
-         for (const auto& t : inputs) dtypes.push_back(t.dtype());
-         complete_attrs(def, complete, dtypes);
-         return complete;
-       }())) {
-    names.push_back(arg->name);
-  }
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    std::size_t same = 0;
-    for (const auto& n : names) same += n == names[i];
-    if (same > 1) names[i] += str_cat("_", i);  // list inputs: inputs_0, inputs_1, ...
-  }
-  gradcheck::Problem p = gradcheck::make_problem(fn, inputs, options, names);
+  gradcheck::Problem p = gradcheck::make_problem(fn, inputs, options, gradcheck_input_names(op, inputs, fixed));
   p.what = op;
   return gradcheck::run_check(p, options);
 }

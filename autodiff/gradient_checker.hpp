@@ -81,6 +81,11 @@ struct GradCheckResult {
 GradCheckResult check_gradients(const std::string& op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {},
                                 const GradCheckOptions& options = {});
 
+// The names check_gradients gives the inputs of `op` (its argument names; the elements of a list
+// argument get a suffix: inputs_0, inputs_1, ...), as GradCheckOptions::inputs_to_check takes them.
+std::vector<std::string> gradcheck_input_names(const std::string& op, const std::vector<Tensor>& inputs,
+                                               const AttrMap& attrs = {});
+
 // Builds a function of its inputs (placeholders of the inputs' dtypes, or float64 for the
 // numeric side) and returns its outputs. Constants inside should take their dtype from the inputs.
 using GraphFunction = std::function<std::vector<Output>(Graph& graph, const std::vector<Output>& inputs)>;

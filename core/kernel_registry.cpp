@@ -2,6 +2,9 @@
 #include "dagrad/core/kernel_registry.hpp"
 
 #include <algorithm>
+#include <iterator>
+
+#include "dagrad/core/op_registry.hpp"
 
 namespace dagrad {
 
@@ -73,6 +76,17 @@ const KernelDef& KernelRegistry::get(std::string_view op, Device::Kind device, D
          dtype_name(dtype), backend.empty() ? "" : " from backend ", backend);
   }
   return *def;
+}
+
+std::vector<DType> KernelRegistry::schema_dtypes(std::string_view op) const {
+  if (ops_ == nullptr) fail(Code::Internal, "kernels of ", op, ": this kernel registry has no op registry");
+  const OpDef& def = ops_->get(op);
+  for (const AttrDef& attr : def.attrs) {
+    if (attr.kind != AttrKind::Type) continue;
+    if (!attr.allowed_types.empty()) return attr.allowed_types;
+    return {std::begin(kAllDTypes), std::end(kAllDTypes)};
+  }
+  fail(Code::Internal, "kernels of ", op, ": the op has no type attribute to take dtypes from");
 }
 
 std::vector<const KernelDef*> KernelRegistry::list(std::string_view op) const {

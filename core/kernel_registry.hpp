@@ -70,16 +70,31 @@ struct KernelDef {
   KernelFn fn;
 };
 
+class OpRegistry;
+
+// The tag of add_kernels that takes the dtypes from the op's schema.
+struct SchemaDTypes {};
+inline constexpr SchemaDTypes kSchemaDTypes{};
+
 class KernelRegistry {
  public:
+  KernelRegistry() = default;
+  // With the op registry, registrations can take their dtypes from the schemas (kSchemaDTypes).
+  explicit KernelRegistry(const OpRegistry* ops) : ops_(ops) {}
+
   void add(KernelDef def);
   // The kernel to run: from `backend` if named (else the highest priority). Throws NotFound
   // naming op, device and dtype when there is none.
   const KernelDef& get(std::string_view op, Device::Kind device, DType dtype, std::string_view backend = {}) const;
   const KernelDef* find(std::string_view op, Device::Kind device, DType dtype, std::string_view backend = {}) const;
   std::vector<const KernelDef*> list(std::string_view op = {}) const;
+  // The dtypes the kernels of `op` are keyed by: what its kernel type attribute allows (every
+  // dtype where it allows any). Throws Internal for an op without a type attribute, an unknown
+  // op, or a registry made without an op registry.
+  std::vector<DType> schema_dtypes(std::string_view op) const;
 
  private:
+  const OpRegistry* ops_ = nullptr;
   std::map<std::tuple<std::string, Device::Kind, DType>, std::vector<KernelDef>, std::less<>> kernels_;
 };
 
@@ -92,6 +107,30 @@ void add_kernels(KernelRegistry& registry, std::string op, Device::Kind device, 
   for (DType dtype : dtypes) {
     registry.add({op, device, dtype, backend, priority, visit_dtype(dtype, make_fn)});
   }
+}
+
+// The same for every dtype that op's schema allows: a backend that covers its ops whole (the
+// reference) cannot drift from the schemas.
+template <class F>
+void add_kernels(KernelRegistry& registry, std::string op, Device::Kind device, std::string backend, int priority,
+                 SchemaDTypes, F&& make_fn) {
+  for (DType dtype : registry.schema_dtypes(op)) {
+    registry.add({op, device, dtype, backend, priority, visit_dtype(dtype, make_fn)});
+  }
+}
+
+// The one float-only idiom: add_kernels instantiates a factory for every dtype the dispatch
+// switch knows; wrapped in float_kernels, the real factory is instantiated only for the four float
+// types, so float-only kernels need not compile for integers or bool:
+//   add_kernels(r, "Relu", kCpu, kBackend, kPriority, kFloats, float_kernels([]<class T>() { ... }));
+template <class F>
+auto float_kernels(F make) {
+  return [make]<class T>() -> KernelFn {
+    if constexpr (is_floating_v<T>)
+      return make.template operator()<T>();
+    else
+      return nullptr;
+  };
 }
 
 }  // namespace dagrad

@@ -151,6 +151,14 @@ OpDefBuilder& OpDefBuilder::stateful() {
   def_.stateful = true;
   return *this;
 }
+OpDefBuilder& OpDefBuilder::cases(OpCasesFn fn) {
+  def_.cases = std::move(fn);
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::no_cases(std::string reason) {
+  def_.no_cases_reason = std::move(reason);
+  return *this;
+}
 OpDef OpDefBuilder::build() {
   if (!def_.shape_fn) fail(Code::Internal, "op ", def_.name, " has no shape function");
   return std::move(def_);
@@ -199,6 +207,16 @@ const OpDef& OpRegistry::get(std::string_view name) const {
   const OpDef* def = find(name);
   if (def == nullptr) fail(Code::NotFound, "Op type not registered '", name, "'");
   return *def;
+}
+
+void OpRegistry::set_cases(std::string_view name, OpCasesFn fn) {
+  get(name);  // NotFound for an unknown op
+  ops_.find(name)->second.cases = std::move(fn);
+}
+
+void OpRegistry::set_no_cases(std::string_view name, std::string reason) {
+  get(name);
+  ops_.find(name)->second.no_cases_reason = std::move(reason);
 }
 
 std::vector<const OpDef*> OpRegistry::list() const {

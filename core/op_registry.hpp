@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dagrad/core/attr.hpp"
+#include "dagrad/core/op_case.hpp"
 
 namespace dagrad {
 
@@ -43,6 +44,10 @@ struct OpDef {
   ShapeFn shape_fn;
   std::string doc;
   bool stateful = false;  // has side effects: never pruned, never constant-folded
+  // Sample calls for the checks (`dagrad check`, the case-table tests), or why there are none
+  // (graph-only ops such as Placeholder); a registered op has exactly one of the two.
+  OpCasesFn cases;
+  std::string no_cases_reason;
 
   const AttrDef* find_attr(std::string_view attr) const;
   // The dtype kernels of this op are registered under: the value of its first type attribute.
@@ -76,6 +81,8 @@ class OpDefBuilder {
   OpDefBuilder& shape_fn(ShapeFn fn);
   OpDefBuilder& doc(std::string text);
   OpDefBuilder& stateful();
+  OpDefBuilder& cases(OpCasesFn fn);
+  OpDefBuilder& no_cases(std::string reason);
   OpDef build();
 
  private:
@@ -125,6 +132,10 @@ class OpRegistry {
   const OpDef& get(std::string_view name) const;
   const OpDef* find(std::string_view name) const;
   std::vector<const OpDef*> list() const;  // sorted by name
+  // Attaches cases to a registered op (the library's live in ops/cases/, apart from the schemas);
+  // throws NotFound for an unknown op.
+  void set_cases(std::string_view name, OpCasesFn fn);
+  void set_no_cases(std::string_view name, std::string reason);
 
  private:
   std::map<std::string, OpDef, std::less<>> ops_;

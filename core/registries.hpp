@@ -9,7 +9,7 @@ namespace dagrad {
 
 struct Registries {
   OpRegistry ops;
-  KernelRegistry kernels;
+  KernelRegistry kernels{&ops};  // takes kernel dtypes from the op schemas
   GradientRegistry gradients;
 };
 

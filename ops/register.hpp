@@ -1,9 +1,15 @@
-// The registration functions of every op family, called once from register_all().
+// The registration of the ops layer: register_ops (ops/register.cpp) registers every op family;
+// register_all() calls it once.
 #pragma once
 
 #include "dagrad/core/op_registry.hpp"
 
 namespace dagrad::ops {
+
+// Every op schema of the library.
+void register_ops(OpRegistry& registry);
+
+// One per op family, each defined beside its ops.
 
 void register_array_ops(OpRegistry& registry);
 void register_math_ops(OpRegistry& registry);

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config   # toolchain
+  ninja-build                        # scripts/test.sh builds with Ninja
   xtensor-dev xtl-dev libxsimd-dev   # tensors and SIMD
   libeigen3-dev                      # half and bfloat16 host types
   libtbb-dev                         # CPU parallelism

@@ -7,7 +7,10 @@
 #   2. ThreadSanitizer: concurrent sessions and set_num_threads (scripts/tsan.sh),
 #   3. the embedding checks: install, then build and run examples/consumer against the install;
 #      configure examples/consumer through add_subdirectory as well,
-#   4. Release with every backend that can be built (CUDA compiles and links without a GPU).
+#   4. Release with every backend that can be built (CUDA compiles and links without a GPU): the
+#      CLI and example tests and the whole op case table (`dagrad check`) on GCC's -O3 code; the
+#      unit tests ran in stage 1 (`--quick` builds and runs them here instead).
+# Builds use Ninja: with two cores, it starts a target's objects while its dependencies link.
 # Any sanitizer report fails the run (cmake/dagradSanitizerDefaults.cpp).
 # Usage: scripts/test.sh [--quick]   (--quick: the Release configuration only)
 set -euo pipefail
@@ -23,6 +26,18 @@ run_ctest() {
   (cd "$1" && ctest --output-on-failure --timeout 1500 -j "$jobs")
 }
 
+# Configures build dir $1 with Ninja and the CMake arguments after it; a build dir made by another
+# generator or compiler ($CXX) cannot be switched, so it is made anew.
+configure() {
+  local dir="$1"
+  shift
+  if [ -f "$dir/CMakeCache.txt" ] && { ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$dir/CMakeCache.txt" ||
+    { [ -n "${CXX:-}" ] && ! grep -q "^CMAKE_CXX_COMPILER:.*${CXX}" "$dir/CMakeCache.txt"; }; }; then
+    rm -rf "$dir"
+  fi
+  cmake -G Ninja -S "$root" -B "$dir" "$@" >/dev/null
+}
+
 section "include direction and formatting"
 "$root/scripts/check_layers.sh"
 "$root/scripts/check_format.sh"
@@ -30,14 +45,11 @@ section "include direction and formatting"
 if [ "$quick" = 0 ]; then
   section "sanitizer build (clang, with libFuzzer coverage)"
   asan="$root/build-asan"
-  # libFuzzer needs clang; a build tree configured with another compiler cannot be switched.
-  if [ -f "$asan/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' "$asan/CMakeCache.txt"; then
-    rm -rf "$asan"
-  fi
-  # -O1 with line tables only: sanitizer reports keep file:line, the build stays quick on 2 cores.
-  # The fuzz targets link against this same library, so fuzzing costs only their own objects.
-  CC=clang CXX=clang++ cmake -S "$root" -B "$asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-    -DDAGRAD_SANITIZE=ON -DDAGRAD_FUZZ=ON -DDAGRAD_CUDA=OFF -DDAGRAD_BUILD_BENCH=OFF >/dev/null
+  # libFuzzer needs clang. -O1 with line tables only: sanitizer reports keep file:line, the build
+  # stays quick on 2 cores. The fuzz targets link against this same library, so fuzzing costs
+  # only their own objects.
+  CC=clang CXX=clang++ configure "$asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DDAGRAD_SANITIZE=ON -DDAGRAD_FUZZ=ON -DDAGRAD_CUDA=OFF -DDAGRAD_BUILD_BENCH=OFF
   cmake --build "$asan" -j "$jobs"
   section "sanitizer tests"
   run_ctest "$asan"
@@ -50,13 +62,13 @@ fi
 section "release build"
 release="$root/build-release"
 # --quick: every test and the default CUDA architectures (-U undoes a full run's cached choice).
-release_options=(-DDAGRAD_CUDA_SIM_TESTS=ON -UCMAKE_CUDA_ARCHITECTURES)
+release_options=(-DDAGRAD_UNIT_TESTS=ON -UCMAKE_CUDA_ARCHITECTURES)
 if [ "$quick" = 0 ]; then
-  # The sanitizer build has run the CUDA kernels on the host simulator already, and compiling
-  # the device code for one architecture proves it compiles (the default builds three).
-  release_options=(-DDAGRAD_CUDA_SIM_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real)
+  # The sanitizer build has run the unit tests already, and compiling the device code for one
+  # architecture proves it compiles (the default builds three).
+  release_options=(-DDAGRAD_UNIT_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real)
 fi
-cmake -S "$root" -B "$release" -DCMAKE_BUILD_TYPE=Release "${release_options[@]}" >/dev/null
+configure "$release" -DCMAKE_BUILD_TYPE=Release "${release_options[@]}"
 cmake --build "$release" -j "$jobs"
 
 if [ "$quick" = 0 ]; then
@@ -64,6 +76,13 @@ if [ "$quick" = 0 ]; then
   prefix="$release/install"
   rm -rf "$prefix"
   cmake --install "$release" --prefix "$prefix" >/dev/null
+  # Every dagrad header an installed header includes is installed too.
+  missing="$(grep -rhoE '#include "dagrad/[^"]+"' "$prefix/include/dagrad" | sed 's/#include "\(.*\)"/\1/' | sort -u |
+    while read -r header; do [ -f "$prefix/include/$header" ] || echo "$header"; done)"
+  if [ -n "$missing" ]; then
+    echo "install: installed headers include headers that are not installed: $missing" >&2
+    exit 1
+  fi
   consumer="$release/consumer"
   cmake -S "$root/examples/consumer" -B "$consumer" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$consumer" -j "$jobs"

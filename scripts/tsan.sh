@@ -9,7 +9,11 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build-tsan}"
 # -O1 with line tables: reports keep file:line and the build stays short. Only what the tests
 # need: no CLI, examples, benchmarks or CUDA.
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+# Ninja, as scripts/test.sh builds; a build dir made by another generator is made anew.
+if [ -f "$build/CMakeCache.txt" ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$build/CMakeCache.txt"; then
+  rm -rf "$build"
+fi
+cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
   -DDAGRAD_TSAN=ON -DDAGRAD_CUDA=OFF -DDAGRAD_BUILD_TOOLS=OFF -DDAGRAD_BUILD_EXAMPLES=OFF \
   -DDAGRAD_BUILD_BENCH=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target dagrad_threads_tests

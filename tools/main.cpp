@@ -22,7 +22,8 @@
   X(ops)                          \
   X(gradcheck)                    \
   X(run_op)                       \
-  X(bench_op)
+  X(bench_op)                     \
+  X(check)
 
 namespace dagrad::cli {
 #define DAGRAD_DECLARE_SUBCOMMAND(name) Subcommand add_##name##_command(CLI::App& parent);

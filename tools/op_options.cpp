@@ -3,10 +3,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include "dagrad/core/eager.hpp"
 #include "dagrad/core/kernel_registry.hpp"
 #include "dagrad/core/threading.hpp"
 #include "dagrad/tools/attr_args.hpp"
+#include "dagrad/tools/command.hpp"
 #include "dagrad/tools/input_spec.hpp"
 #include "dagrad/tools/option_checks.hpp"
 
@@ -29,6 +32,46 @@ std::string check_floating_dtype(const std::string& text) {
   } catch (const Error&) {
   }
   return "unknown floating dtype " + abbreviated(text) + "; expected half, bfloat16, float or double";
+}
+
+// The dtype a case runs in: --dtype, else the case's first, else float where the op allows it.
+DType case_dtype(const OpDef& def, const OpCase& c, DType requested) {
+  if (requested != DType::Invalid) return requested;
+  if (!c.dtypes.empty()) return c.dtypes.front();
+  for (const AttrDef& attr : def.attrs) {
+    if (attr.kind != AttrKind::Type) continue;
+    const auto& allowed = attr.allowed_types;
+    if (allowed.empty() || std::find(allowed.begin(), allowed.end(), DType::Float32) != allowed.end())
+      return DType::Float32;
+    return allowed.front();
+  }
+  return DType::Float32;
+}
+
+// --case LABEL: the inputs of one of the op's cases, made as `dagrad check` makes them; the case's
+// attributes under those given with --attr.
+OpInputs case_inputs(const OpDef& def, const std::string& label, DType requested, AttrMap& attrs) {
+  if (!def.cases) invalid_argument(def.name, ": --case: the op has no cases (", def.no_cases_reason, ")");
+  const std::vector<OpCase> cases = def.cases();
+  const auto found = std::find_if(cases.begin(), cases.end(), [&](const OpCase& c) { return c.label == label; });
+  if (found == cases.end()) {
+    std::string labels;
+    for (const OpCase& c : cases) labels += (labels.empty() ? "'" : ", '") + c.label + "'";
+    invalid_argument(def.name, ": --case: no case ", abbreviated(label), "; its cases are ", labels);
+  }
+  AttrMap merged = found->attrs;
+  for (const auto& [name, value] : attrs) merged[name] = value;
+  attrs = merged;
+  OpInputs in;
+  const DType dtype = case_dtype(def, *found, requested);
+  for (std::size_t i = 0; i < found->inputs.size(); ++i)
+    in.tensors.push_back(found->inputs[i].make(dtype, i, in.tensors));
+  AttrMap complete = attrs;
+  std::vector<DType> dtypes;
+  for (const Tensor& t : in.tensors) dtypes.push_back(t.dtype());
+  complete_attrs(def, complete, dtypes);
+  in.args = flat_input_args(def, complete);
+  return in;
 }
 
 // A named backend must have this op's kernel: run_op would quietly fall back to another one,
@@ -66,6 +109,9 @@ void add_op_options(CLI::App& app, OpOptions& o) {
   app.add_option("--device", o.device, "Device: cpu, cuda or cuda:N")->check(check_device);
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->check(integer_in(0, 1 << 16));
   app.add_option("--backend", o.backend, "Kernel backend, e.g. reference (default: the fastest registered)");
+  app.add_option("--case", o.case_label,
+                 "Take the inputs and attributes from the op's case LABEL (`dagrad check` lists them); "
+                 "--attr values override the case's");
 }
 
 PreparedOp prepare_op(const OpOptions& o) {
@@ -75,8 +121,10 @@ PreparedOp prepare_op(const OpOptions& o) {
   op.device = Device::parse(o.device);
   op.backend = o.backend;
   device_runtime(op.device);  // "no CUDA device available" before any file is read
-  OpInputs in = op_inputs(*op.def, o.inputs);
   const DType target = o.dtype.empty() ? DType::Invalid : parse_dtype(o.dtype);
+  if (!o.case_label.empty() && !o.inputs.empty()) throw UsageError("--in and --case exclude each other");
+  OpInputs in =
+      o.case_label.empty() ? op_inputs(*op.def, o.inputs) : case_inputs(*op.def, o.case_label, target, op.attrs);
   for (std::size_t i = 0; i < in.tensors.size(); ++i) {
     Tensor t = std::move(in.tensors[i]);
     if (target != DType::Invalid && is_floating(t.dtype()) && t.dtype() != target) t = t.cast(target);

@@ -19,8 +19,9 @@ struct OpOptions {
   std::vector<std::string> attrs;   // NAME=VALUE
   std::string dtype;                // "": inputs keep their dtypes
   std::string device = "cpu";
-  int threads = 0;      // 0: all cores
-  std::string backend;  // "": the highest-priority kernel
+  int threads = 0;         // 0: all cores
+  std::string backend;     // "": the highest-priority kernel
+  std::string case_label;  // non-empty: inputs and attributes from this op case (OpDef::cases)
 };
 
 // Adds the OP positional and the options above to `app`; values land in `options`, which must
@@ -28,7 +29,8 @@ struct OpOptions {
 void add_op_options(CLI::App& app, OpOptions& options);
 // The usage-line fragment for those options.
 inline constexpr const char* kOpOptionsUsage =
-    "OP [--in NAME=SPEC]... [--attr NAME=VALUE]... [--dtype T] [--device cpu|cuda] [--threads N] [--backend B]";
+    "OP [--in NAME=SPEC]... | [--case LABEL] [--attr NAME=VALUE]... [--dtype T] [--device cpu|cuda] [--threads N] "
+    "[--backend B]";
 
 // An op call with parsed attributes and inputs cast to --dtype and placed on the device.
 struct PreparedOp {

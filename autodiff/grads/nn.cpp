@@ -1,6 +1,6 @@
 // Gradient functions of the nn/pooling/matrix ops, as graph nodes (TF's formulas, nn_grad.py
 // and math_grad.py). Each forwards the forward node's attributes verbatim.
-#include "dagrad/autodiff/grads/nn.hpp"
+#include "dagrad/autodiff/grads/register.hpp"
 
 #include "dagrad/ops/array_ops.hpp"
 #include "dagrad/ops/math_ops.hpp"

@@ -10,7 +10,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/any_float.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 
@@ -132,7 +131,7 @@ void mat_mul(KernelContext& c) {
 void register_matmul_kernels(KernelRegistry& r) {
   add_kernels(r, "MatMul", Device::Kind::CPU, kBackend, kPriority,
               {DType::Half, DType::BFloat16, DType::Float32, DType::Float64},
-              any_float([]<class T>() -> KernelFn { return mat_mul<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return mat_mul<T>; }));
 }
 
 }  // namespace dagrad::cpu

@@ -12,7 +12,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/any_float.hpp"
 #include "dagrad/backends/cpu/float_chunks.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/nn_ops.hpp"
@@ -200,12 +199,13 @@ void bias_add_grad(KernelContext& c) {
 void register_nn_kernels(KernelRegistry& r) {
   const std::initializer_list<DType> types = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
   add_kernels(r, "BiasAdd", kCpu, kBackend, kPriority, types,
-              any_float([]<class T>() -> KernelFn { return bias_add<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return bias_add<T>; }));
   add_kernels(r, "BiasAddGrad", kCpu, kBackend, kPriority, types,
-              any_float([]<class T>() -> KernelFn { return bias_add_grad<T>; }));
-  add_kernels(r, "Relu", kCpu, kBackend, kPriority, types, any_float([]<class T>() -> KernelFn { return relu<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return bias_add_grad<T>; }));
+  add_kernels(r, "Relu", kCpu, kBackend, kPriority, types,
+              float_kernels([]<class T>() -> KernelFn { return relu<T>; }));
   add_kernels(r, "ReluGrad", kCpu, kBackend, kPriority, types,
-              any_float([]<class T>() -> KernelFn { return relu_grad<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return relu_grad<T>; }));
 }
 
 }  // namespace dagrad::cpu

@@ -13,7 +13,6 @@
 
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/any_float.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
 
@@ -226,15 +225,15 @@ void avg_pool_grad(KernelContext& c) {
 
 void register_pooling_kernels(KernelRegistry& r) {
   add_kernels(r, "MaxPool", kCpu, kBackend, kPriority, kFloats,
-              any_float([]<class T>() -> KernelFn { return max_pool<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return max_pool<T>; }));
   add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kFloats,
-              any_float([]<class T>() -> KernelFn { return max_pool_grad<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return max_pool_grad<T>; }));
   add_kernels(r, "MaxPoolGradGrad", kCpu, kBackend, kPriority, kFloats,
-              any_float([]<class T>() -> KernelFn { return max_pool_grad_grad<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return max_pool_grad_grad<T>; }));
   add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, kFloats,
-              any_float([]<class T>() -> KernelFn { return avg_pool<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return avg_pool<T>; }));
   add_kernels(r, "AvgPoolGrad", kCpu, kBackend, kPriority, kFloats,
-              any_float([]<class T>() -> KernelFn { return avg_pool_grad<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return avg_pool_grad<T>; }));
 }
 
 }  // namespace dagrad::cpu

@@ -9,6 +9,11 @@ namespace dagrad::cpu {
 inline constexpr const char* kBackend = "cpu";
 inline constexpr int kPriority = 10;
 
+// Every CPU kernel (backends/cpu/register.cpp).
+void register_kernels(KernelRegistry& registry);
+
+// One per op family, each defined beside its kernels.
+
 void register_math_kernels(KernelRegistry& registry);
 void register_array_kernels(KernelRegistry& registry);
 void register_conv2d_kernels(KernelRegistry& registry);

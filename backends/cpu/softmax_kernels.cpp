@@ -10,7 +10,6 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/any_float.hpp"
 #include "dagrad/backends/cpu/float_chunks.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/nn_ops.hpp"
@@ -129,13 +128,13 @@ void xent(KernelContext& c) {
 void register_softmax_kernels(KernelRegistry& r) {
   const std::initializer_list<DType> types = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
   add_kernels(r, "Softmax", kCpu, kBackend, kPriority, types,
-              any_float([]<class T>() -> KernelFn { return [](KernelContext& c) { softmax<T>(c, false); }; }));
+              float_kernels([]<class T>() -> KernelFn { return [](KernelContext& c) { softmax<T>(c, false); }; }));
   add_kernels(r, "LogSoftmax", kCpu, kBackend, kPriority, types,
-              any_float([]<class T>() -> KernelFn { return [](KernelContext& c) { softmax<T>(c, true); }; }));
+              float_kernels([]<class T>() -> KernelFn { return [](KernelContext& c) { softmax<T>(c, true); }; }));
   add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, types,
-              any_float([]<class T>() -> KernelFn { return xent<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return xent<T>; }));
   add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, types,
-              any_float([]<class T>() -> KernelFn {
+              float_kernels([]<class T>() -> KernelFn {
                 return [](KernelContext& c) {
                   if (c.input(1).dtype() == DType::Int32)
                     sparse_xent<T, std::int32_t>(c);

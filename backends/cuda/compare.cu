@@ -22,8 +22,7 @@ __device__ __forceinline__ bool equal_values(T a, T b) {
 
 template <class T>
 __global__ void equal_kernel(const T* x, const T* y, bool* z, BroadcastIndex index) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < index.count;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+  DAGRAD_GRID_STRIDE(i, index.count) {
     std::int64_t xo, yo;
     broadcast_offsets(index, i, &xo, &yo);
     z[i] = equal_values(x[xo], y[yo]);
@@ -64,8 +63,7 @@ __device__ std::int64_t finish_arg_max(const T* in, const AxisSplit& s, std::int
 template <class T, class Out>
 __global__ void arg_max_thread_kernel(const T* in, Out* out, AxisSplit s) {
   const std::int64_t outputs = s.outer * s.inner;
-  for (std::int64_t j = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; j < outputs;
-       j += std::int64_t{gridDim.x} * blockDim.x) {
+  DAGRAD_GRID_STRIDE(j, outputs) {
     const std::int64_t o = j / s.inner, i = j % s.inner;
     out[j] = static_cast<Out>(finish_arg_max(in, s, o, i, scan_max(in, s, o, i, 0, 1)));
   }
@@ -76,7 +74,7 @@ __global__ void arg_max_block_kernel(const T* in, Out* out, AxisSplit s) {
   __shared__ std::int64_t best[kThreads];
   __shared__ acc_t<T> value[kThreads];
   const std::int64_t outputs = s.outer * s.inner;
-  for (std::int64_t j = blockIdx.x; j < outputs; j += gridDim.x) {
+  DAGRAD_BLOCK_STRIDE(j, outputs) {
     const std::int64_t o = j / s.inner, i = j % s.inner;
     const std::int64_t b = scan_max(in, s, o, i, threadIdx.x, kThreads);
     best[threadIdx.x] = b;

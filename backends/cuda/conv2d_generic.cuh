@@ -161,7 +161,7 @@ __global__ void __launch_bounds__(128)
 template <class T>
 __global__ void conv_combine_kernel(ConvGemm p, const acc_t<T>* work, T* c, int splits) {
   const int64_t per_group = p.m * p.n, total = p.groups * per_group;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
+  DAGRAD_GRID_STRIDE(i, total) {
     const int64_t group = i / per_group, row = (i % per_group) / p.n, col = i % p.n;
     acc_t<T> sum = 0;
     for (int s = 0; s < splits; ++s) sum += work[s * total + i];

@@ -20,6 +20,13 @@
 #define DAGRAD_LAUNCH(grid, block, stream, ...) __VA_ARGS__<<<(grid), (block), 0, ::dagrad::cuda::as_stream(stream)>>>
 #endif
 
+// The loops every element-wise kernel runs: each thread takes elements (or each block takes rows)
+// a whole grid apart, in 64-bit indices, so any launch size covers any count.
+#define DAGRAD_GRID_STRIDE(i, count)                                                      \
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < (count); \
+       i += std::int64_t{gridDim.x} * blockDim.x)
+#define DAGRAD_BLOCK_STRIDE(i, count) for (std::int64_t i = blockIdx.x; i < (count); i += gridDim.x)
+
 namespace dagrad::cuda {
 
 template <class T>

@@ -25,8 +25,7 @@ __device__ __forceinline__ T apply(BinaryOp op, T a, T b) {
 
 template <class T>
 __global__ void binary_kernel(BinaryOp op, const T* x, const T* y, T* z, BroadcastIndex index) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < index.count;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+  DAGRAD_GRID_STRIDE(i, index.count) {
     std::int64_t xo, yo;
     broadcast_offsets(index, i, &xo, &yo);
     z[i] = apply<T>(op, x[xo], y[yo]);
@@ -35,8 +34,7 @@ __global__ void binary_kernel(BinaryOp op, const T* x, const T* y, T* z, Broadca
 
 template <class T>
 __global__ void neg_kernel(const T* x, T* y, std::int64_t count) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+  DAGRAD_GRID_STRIDE(i, count) {
     if constexpr (is_float_v<T>)
       y[i] = from_acc<T>(-to_acc(x[i]));
     else
@@ -46,10 +44,7 @@ __global__ void neg_kernel(const T* x, T* y, std::int64_t count) {
 
 template <class T>
 __global__ void fill_kernel(T* out, std::int64_t count, T value) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    out[i] = value;
-  }
+  DAGRAD_GRID_STRIDE(i, count) { out[i] = value; }
 }
 
 // dagrad::cast_value on the device.
@@ -77,18 +72,12 @@ __host__ __device__ __forceinline__ D cast_one(S v) {
 
 template <class D, class S>
 __global__ void cast_kernel(const S* src, D* dst, std::int64_t count) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    dst[i] = cast_one<D, S>(src[i]);
-  }
+  DAGRAD_GRID_STRIDE(i, count) { dst[i] = cast_one<D, S>(src[i]); }
 }
 
 template <class T>
 __global__ void permute_kernel(const T* in, T* out, Permute4 p) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < p.count;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    out[i] = in[unravel_offset(p.out_dims, p.src_stride, 4, i)];
-  }
+  DAGRAD_GRID_STRIDE(i, p.count) { out[i] = in[unravel_offset(p.out_dims, p.src_stride, 4, i)]; }
 }
 
 template <class T>
@@ -97,8 +86,7 @@ using add_n_acc_t = wrap_t<acc_t<T>>;
 template <class T>
 __global__ void add_n_kernel(AddNChunk chunk, std::int64_t count) {
   using A = add_n_acc_t<T>;
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < count;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+  DAGRAD_GRID_STRIDE(i, count) {
     A total = chunk.acc_in ? static_cast<const A*>(chunk.acc_in)[i] : A(0);
     for (int k = 0; k < chunk.count; ++k) {
       const T v = static_cast<const T*>(chunk.inputs[k])[i];

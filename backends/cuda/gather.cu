@@ -11,10 +11,7 @@ constexpr int kThreads = 256;
 
 template <class T>
 __global__ void gather_kernel(const T* in, T* out, GatherIndex index) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < index.count;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
-    out[i] = in[gather_offset(index, i)];
-  }
+  DAGRAD_GRID_STRIDE(i, index.count) { out[i] = in[gather_offset(index, i)]; }
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kTransposeTile* kTransposeRowsPerPass)
   const std::int64_t col_tiles = (t.cols + kTransposeTile - 1) / kTransposeTile;
   const std::int64_t per_matrix = row_tiles * col_tiles;
   const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  for (std::int64_t index = blockIdx.x; index < t.batch * per_matrix; index += gridDim.x) {
+  DAGRAD_BLOCK_STRIDE(index, t.batch * per_matrix) {
     const std::int64_t image = index / per_matrix, within = index % per_matrix;
     const std::int64_t row0 = within / col_tiles * kTransposeTile, col0 = within % col_tiles * kTransposeTile;
     const Word* src = in + image * t.rows * t.cols;

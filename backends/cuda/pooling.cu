@@ -11,10 +11,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define DAGRAD_GRID_STRIDE(i, count)                                                      \
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < (count); \
-       i += std::int64_t{gridDim.x} * blockDim.x)
-
 struct Window {
   PoolRange rows, cols;
 };

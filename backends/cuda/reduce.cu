@@ -16,7 +16,7 @@ template <class T>
 __global__ void reduce_kernel(const T* in, T* out, ReduceIndex index, bool mean) {
   using A = sum_t<T>;
   __shared__ A partial[kThreads];
-  for (std::int64_t o = blockIdx.x; o < index.out_count; o += gridDim.x) {
+  DAGRAD_BLOCK_STRIDE(o, index.out_count) {
     const std::int64_t base = reduce_base(index, o);
     A total = A(0);
     for (std::int64_t j = threadIdx.x; j < index.reduced_count; j += kThreads) {

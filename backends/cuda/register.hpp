@@ -12,8 +12,14 @@ inline constexpr int kPriority = 10;
 inline constexpr const char* kCudnnBackend = "cudnn";
 inline constexpr int kCudnnPriority = 20;
 
-// Installs the CUDA DeviceRuntime. Safe without a driver or device: device_count() is then 0.
+// The CUDA backend's one registration function (backends/cuda/register.cpp): its device runtime
+// and every kernel. Safe without a driver or device: device_count() is then 0, and the kernels
+// are registered either way (`dagrad ops --kernels` lists them).
+void register_backend(KernelRegistry& registry);
+
+// Installs the CUDA DeviceRuntime (runtime.cpp).
 void register_cuda_runtime();
+// One per op family, each defined beside its kernels.
 void register_array_kernels(KernelRegistry& registry);
 void register_math_kernels(KernelRegistry& registry);
 void register_state_kernels(KernelRegistry& registry);

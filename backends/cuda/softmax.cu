@@ -60,7 +60,7 @@ template <class T>
 __global__ void softmax_kernel(const T* x, T* y, std::int64_t rows, std::int64_t classes, bool log) {
   using A = acc_t<T>;
   __shared__ A shared[kThreads];
-  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  DAGRAD_BLOCK_STRIDE(r, rows) {
     const T* row = x + r * classes;
     A m, log_sum;
     row_stats(row, classes, shared, &m, &log_sum);
@@ -76,7 +76,7 @@ __global__ void softmax_xent_kernel(const T* x, const T* labels, T* loss, T* bac
                                     std::int64_t classes) {
   using A = acc_t<T>;
   __shared__ A shared[kThreads];
-  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  DAGRAD_BLOCK_STRIDE(r, rows) {
     const T* row = x + r * classes;
     A m, log_sum;
     row_stats(row, classes, shared, &m, &log_sum);
@@ -97,7 +97,7 @@ __global__ void sparse_xent_kernel(const T* x, const Label* labels, T* loss, T* 
                                    std::int64_t classes) {
   using A = acc_t<T>;
   __shared__ A shared[kThreads];
-  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+  DAGRAD_BLOCK_STRIDE(r, rows) {
     const T* row = x + r * classes;
     A m, log_sum;
     row_stats(row, classes, shared, &m, &log_sum);

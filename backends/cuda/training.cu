@@ -11,10 +11,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define DAGRAD_GRID_STRIDE(i, count)                                                      \
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < (count); \
-       i += std::int64_t{gridDim.x} * blockDim.x)
-
 template <class T>
 __global__ void gradient_descent_kernel(T* var, const T* alpha_p, const T* delta, std::int64_t count) {
   const double alpha = to_double(*alpha_p);

@@ -12,10 +12,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-#define DAGRAD_GRID_STRIDE(i, count)                                                      \
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < (count); \
-       i += std::int64_t{gridDim.x} * blockDim.x)
-
 template <class T>
 __global__ void relu_kernel(const T* x, T* y, std::int64_t count) {
   // x < 0 ? 0 : x keeps NaN, as TF's max(x, 0) does.

@@ -11,31 +11,29 @@ constexpr auto kCpu = Device::Kind::CPU;
 }  // namespace
 
 void register_array_kernels(KernelRegistry& r) {
-  const std::initializer_list<DType> all = {DType::Half,  DType::BFloat16, DType::Float32, DType::Float64,
-                                            DType::Int32, DType::Int64,    DType::Bool};
-  add_kernels(r, "Placeholder", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn {
+  add_kernels(r, "Placeholder", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       invalid_argument("You must feed a value for placeholder tensor '", c.node_name(), "' with dtype ",
                        dtype_name(c.output_dtype(0)), " and shape ", c.attr<Shape>("shape").to_string());
     };
   });
-  add_kernels(r, "Const", kCpu, kBackend, kPriority, all,
+  add_kernels(r, "Const", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { c.set_output(0, c.attr<Tensor>("value")); }; });
-  add_kernels(r, "Identity", kCpu, kBackend, kPriority, all,
+  add_kernels(r, "Identity", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { c.set_output(0, c.input(0)); }; });
-  add_kernels(r, "ZerosLike", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn {
+  add_kernels(r, "ZerosLike", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& out = c.allocate_output(0);
       std::fill_n(out.data<T>(), out.num_elements(), cast_value<T>(0.0));
     };
   });
-  add_kernels(r, "OnesLike", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn {
+  add_kernels(r, "OnesLike", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& out = c.allocate_output(0);
       std::fill_n(out.data<T>(), out.num_elements(), cast_value<T>(1.0));
     };
   });
-  add_kernels(r, "Cast", kCpu, kBackend, kPriority, all, []<class S>() -> KernelFn {
+  add_kernels(r, "Cast", kCpu, kBackend, kPriority, kSchemaDTypes, []<class S>() -> KernelFn {
     return [](KernelContext& c) {
       const Tensor& in = c.input(0);
       Tensor& out = c.allocate_output(0);

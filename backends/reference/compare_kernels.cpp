@@ -44,31 +44,27 @@ void arg_max(KernelContext& c) {
 }  // namespace
 
 void register_compare_kernels(KernelRegistry& r) {
-  add_kernels(r, "ArgMax", kCpu, kBackend, kPriority,
-              {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64},
-              []<class T>() -> KernelFn {
-                return [](KernelContext& c) {
-                  if (c.output_dtype(0) == DType::Int32)
-                    arg_max<T, std::int32_t>(c);
-                  else
-                    arg_max<T, std::int64_t>(c);
-                };
-              });
-  add_kernels(r, "Equal", kCpu, kBackend, kPriority,
-              {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool},
-              []<class T>() -> KernelFn {
-                return [](KernelContext& c) {
-                  Tensor& out = c.allocate_output(0);
-                  if (out.num_elements() == 0) return;  // an empty input's strides may overflow
-                  const auto shape = detail::xt_shape(out.shape());
-                  auto xs = xt::broadcast(host_view<T>(c.input(0)), shape);
-                  auto ys = xt::broadcast(host_view<T>(c.input(1)), shape);
-                  auto xi = xs.begin();
-                  auto yi = ys.begin();
-                  bool* z = out.data<bool>();
-                  for (std::int64_t i = 0; i < out.num_elements(); ++i, ++xi, ++yi) z[i] = *xi == *yi;
-                };
-              });
+  add_kernels(r, "ArgMax", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      if (c.output_dtype(0) == DType::Int32)
+        arg_max<T, std::int32_t>(c);
+      else
+        arg_max<T, std::int64_t>(c);
+    };
+  });
+  add_kernels(r, "Equal", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      Tensor& out = c.allocate_output(0);
+      if (out.num_elements() == 0) return;  // an empty input's strides may overflow
+      const auto shape = detail::xt_shape(out.shape());
+      auto xs = xt::broadcast(host_view<T>(c.input(0)), shape);
+      auto ys = xt::broadcast(host_view<T>(c.input(1)), shape);
+      auto xi = xs.begin();
+      auto yi = ys.begin();
+      bool* z = out.data<bool>();
+      for (std::int64_t i = 0; i < out.num_elements(); ++i, ++xi, ++yi) z[i] = *xi == *yi;
+    };
+  });
 }
 
 }  // namespace dagrad::reference

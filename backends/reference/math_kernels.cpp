@@ -11,8 +11,6 @@ namespace dagrad::reference {
 namespace {
 
 constexpr auto kCpu = Device::Kind::CPU;
-const std::initializer_list<DType> kNumeric = {DType::Half,    DType::BFloat16, DType::Float32,
-                                               DType::Float64, DType::Int32,    DType::Int64};
 
 // Wide type for exact reference arithmetic: double for floats, uint64 (modular) for integers.
 template <class T>
@@ -102,17 +100,17 @@ void reduce(KernelContext& c, bool mean) {
 
 void register_math_kernels(KernelRegistry& r) {
   for (const char* op : {"Add", "AddV2"}) {
-    add_kernels(r, op, kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+    add_kernels(r, op, kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
       return [](KernelContext& c) { binary<T>(c, [](auto a, auto b) { return a + b; }); };
     });
   }
-  add_kernels(r, "Sub", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+  add_kernels(r, "Sub", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) { binary<T>(c, [](auto a, auto b) { return a - b; }); };
   });
-  add_kernels(r, "Mul", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+  add_kernels(r, "Mul", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) { binary<T>(c, [](auto a, auto b) { return a * b; }); };
   });
-  add_kernels(r, "Neg", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+  add_kernels(r, "Neg", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
       Tensor& out = c.allocate_output(0);
@@ -120,7 +118,7 @@ void register_math_kernels(KernelRegistry& r) {
       for (std::int64_t i = 0; i < out.num_elements(); ++i) y[i] = from_wide<T>(wide_t<T>(0) - to_wide<T>(x[i]));
     };
   });
-  add_kernels(r, "Reciprocal", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+  add_kernels(r, "Reciprocal", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
       Tensor& out = c.allocate_output(0);
@@ -136,7 +134,7 @@ void register_math_kernels(KernelRegistry& r) {
       }
     };
   });
-  add_kernels(r, "AddN", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+  add_kernels(r, "AddN", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& out = c.allocate_output(0);
       T* y = out.data<T>();
@@ -147,9 +145,9 @@ void register_math_kernels(KernelRegistry& r) {
       }
     };
   });
-  add_kernels(r, "Sum", kCpu, kBackend, kPriority, kNumeric,
+  add_kernels(r, "Sum", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { reduce<T>(c, false); }; });
-  add_kernels(r, "Mean", kCpu, kBackend, kPriority, kNumeric,
+  add_kernels(r, "Mean", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { reduce<T>(c, true); }; });
 }
 

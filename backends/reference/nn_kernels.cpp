@@ -10,7 +10,6 @@ namespace dagrad::reference {
 namespace {
 
 constexpr auto kCpu = Device::Kind::CPU;
-const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
 using ops::ChannelSplit;
 using ops::split_at_channel;
@@ -76,7 +75,7 @@ void sparse_xent(KernelContext& c) {
 }  // namespace
 
 void register_nn_kernels(KernelRegistry& r) {
-  add_kernels(r, "BiasAdd", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "BiasAdd", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const Tensor& value = c.input(0);
       const T* bias = c.input(1).data<T>();
@@ -95,7 +94,7 @@ void register_nn_kernels(KernelRegistry& r) {
       }
     };
   });
-  add_kernels(r, "BiasAddGrad", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "BiasAddGrad", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const Tensor& grad = c.input(0);
       Tensor& out = c.allocate_output(0);
@@ -115,7 +114,7 @@ void register_nn_kernels(KernelRegistry& r) {
       for (std::size_t ch = 0; ch < acc.size(); ++ch) out.data<T>()[ch] = narrow<T>(acc[ch]);
     };
   });
-  add_kernels(r, "Relu", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "Relu", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
       Tensor& out = c.allocate_output(0);
@@ -124,7 +123,7 @@ void register_nn_kernels(KernelRegistry& r) {
       for (std::int64_t i = 0; i < out.num_elements(); ++i) y[i] = widen<T>(x[i]) < 0 ? T(0) : x[i];
     };
   });
-  add_kernels(r, "ReluGrad", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "ReluGrad", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* g = c.input(0).data<T>();
       const T* f = c.input(1).data<T>();
@@ -136,11 +135,11 @@ void register_nn_kernels(KernelRegistry& r) {
       }
     };
   });
-  add_kernels(r, "Softmax", kCpu, kBackend, kPriority, kFloats,
+  add_kernels(r, "Softmax", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { softmax_kernel<T>(c, false); }; });
-  add_kernels(r, "LogSoftmax", kCpu, kBackend, kPriority, kFloats,
+  add_kernels(r, "LogSoftmax", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { softmax_kernel<T>(c, true); }; });
-  add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const Tensor& logits = c.input(0);
       const T* labels = c.input(1).data<T>();
@@ -161,14 +160,15 @@ void register_nn_kernels(KernelRegistry& r) {
       }
     };
   });
-  add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
-    return [](KernelContext& c) {
-      if (c.input(1).dtype() == DType::Int32)
-        sparse_xent<T, std::int32_t>(c);
-      else
-        sparse_xent<T, std::int64_t>(c);
-    };
-  });
+  add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, kSchemaDTypes,
+              []<class T>() -> KernelFn {
+                return [](KernelContext& c) {
+                  if (c.input(1).dtype() == DType::Int32)
+                    sparse_xent<T, std::int32_t>(c);
+                  else
+                    sparse_xent<T, std::int64_t>(c);
+                };
+              });
 }
 
 }  // namespace dagrad::reference

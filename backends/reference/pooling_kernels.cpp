@@ -12,7 +12,6 @@ namespace dagrad::reference {
 namespace {
 
 constexpr auto kCpu = Device::Kind::CPU;
-const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
 // Calls f(out_offset, in_offsets of the window's in-bounds elements) for every output element;
 // none when the output is empty (its other dims may be huge: no loop over rows of nothing).
@@ -57,7 +56,7 @@ ops::Pool2DGeometry geometry(KernelContext& c, const Shape& input) {
 }  // namespace
 
 void register_pooling_kernels(KernelRegistry& r) {
-  add_kernels(r, "MaxPool", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "MaxPool", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
       T* y = c.allocate_output(0).data<T>();
@@ -69,7 +68,7 @@ void register_pooling_kernels(KernelRegistry& r) {
       });
     };
   });
-  add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
       const T* grad = c.input(2).data<T>();
@@ -82,7 +81,7 @@ void register_pooling_kernels(KernelRegistry& r) {
       for (std::size_t i = 0; i < acc.size(); ++i) out.data<T>()[i] = narrow<T>(acc[i]);
     };
   });
-  add_kernels(r, "MaxPoolGradGrad", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "MaxPoolGradGrad", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
       const T* grad = c.input(2).data<T>();
@@ -93,7 +92,7 @@ void register_pooling_kernels(KernelRegistry& r) {
       });
     };
   });
-  add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
       T* y = c.allocate_output(0).data<T>();
@@ -104,7 +103,7 @@ void register_pooling_kernels(KernelRegistry& r) {
       });
     };
   });
-  add_kernels(r, "AvgPoolGrad", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "AvgPoolGrad", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* grad = c.input(1).data<T>();
       Tensor& out = c.allocate_output(0);

@@ -8,6 +8,11 @@ namespace dagrad::reference {
 inline constexpr const char* kBackend = "reference";
 inline constexpr int kPriority = 0;
 
+// Every reference kernel (backends/reference/register.cpp).
+void register_kernels(KernelRegistry& registry);
+
+// One per op family, each defined beside its kernels.
+
 void register_array_kernels(KernelRegistry& registry);
 void register_math_kernels(KernelRegistry& registry);
 void register_state_kernels(KernelRegistry& registry);

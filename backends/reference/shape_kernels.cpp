@@ -9,8 +9,6 @@ namespace dagrad::reference {
 namespace {
 
 constexpr auto kCpu = Device::Kind::CPU;
-const std::initializer_list<DType> kAll = {DType::Half,  DType::BFloat16, DType::Float32, DType::Float64,
-                                           DType::Int32, DType::Int64,    DType::Bool};
 
 // Writes int64 values into an int32 or int64 output, refusing values int32 cannot hold.
 void write_index_vector(KernelContext& c, int output, const std::vector<std::int64_t>& values) {
@@ -32,14 +30,14 @@ void write_index_vector(KernelContext& c, int output, const std::vector<std::int
 }  // namespace
 
 void register_shape_kernels(KernelRegistry& r) {
-  add_kernels(r, "Shape", kCpu, kBackend, kPriority, kAll, []<class T>() -> KernelFn {
+  add_kernels(r, "Shape", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) { write_index_vector(c, 0, c.input(0).shape().dims()); };
   });
-  add_kernels(r, "Reshape", kCpu, kBackend, kPriority, kAll, []<class T>() -> KernelFn {
+  add_kernels(r, "Reshape", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     // Shares the input's buffer: a reshape never copies.
     return [](KernelContext& c) { c.set_output(0, c.input(0).reshaped(c.output_shape(0))); };
   });
-  add_kernels(r, "BroadcastTo", kCpu, kBackend, kPriority, kAll, []<class T>() -> KernelFn {
+  add_kernels(r, "BroadcastTo", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const Tensor& in = c.input(0);
       Tensor& out = c.allocate_output(0);
@@ -67,15 +65,13 @@ void register_shape_kernels(KernelRegistry& r) {
       }
     };
   });
-  add_kernels(r, "BroadcastGradientArgs", kCpu, kBackend, kPriority, {DType::Int32, DType::Int64},
-              []<class T>() -> KernelFn {
-                return [](KernelContext& c) {
-                  const auto [r0, r1] =
-                      ops::broadcast_reduction_axes(c.input(0).to_int64_vector(), c.input(1).to_int64_vector());
-                  write_index_vector(c, 0, r0);
-                  write_index_vector(c, 1, r1);
-                };
-              });
+  add_kernels(r, "BroadcastGradientArgs", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      const auto [r0, r1] = ops::broadcast_reduction_axes(c.input(0).to_int64_vector(), c.input(1).to_int64_vector());
+      write_index_vector(c, 0, r0);
+      write_index_vector(c, 1, r1);
+    };
+  });
 }
 
 }  // namespace dagrad::reference

@@ -13,9 +13,7 @@ VariableStore& store(KernelContext& c) {
 }  // namespace
 
 void register_state_kernels(KernelRegistry& r) {
-  const std::initializer_list<DType> all = {DType::Half,  DType::BFloat16, DType::Float32, DType::Float64,
-                                            DType::Int32, DType::Int64,    DType::Bool};
-  add_kernels(r, "VariableV2", Device::Kind::CPU, kBackend, kPriority, all, []<class T>() -> KernelFn {
+  add_kernels(r, "VariableV2", Device::Kind::CPU, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const std::string& name = c.variable_names.back();
       Tensor value = store(c).get_or_undefined(name);
@@ -26,7 +24,7 @@ void register_state_kernels(KernelRegistry& r) {
       c.set_output(0, std::move(value));
     };
   });
-  add_kernels(r, "Assign", Device::Kind::CPU, kBackend, kPriority, all, []<class T>() -> KernelFn {
+  add_kernels(r, "Assign", Device::Kind::CPU, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor value = c.input(1).clone();
       store(c).set(c.variable_names.at(0), value);

@@ -9,14 +9,13 @@ namespace dagrad::reference {
 namespace {
 
 constexpr auto kCpu = Device::Kind::CPU;
-const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
 double scalar(KernelContext& c, int i) { return c.input(i).value_as_double(0); }
 
 }  // namespace
 
 void register_training_kernels(KernelRegistry& r) {
-  add_kernels(r, "ApplyGradientDescent", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "ApplyGradientDescent", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& var = ops::ref_variable(c, 0, 2);
       const double alpha = scalar(c, 1);
@@ -27,7 +26,7 @@ void register_training_kernels(KernelRegistry& r) {
       c.set_output(0, var);
     };
   });
-  add_kernels(r, "ApplyMomentum", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "ApplyMomentum", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& var = ops::ref_variable(c, 0, 3);
       Tensor& accum = ops::ref_variable(c, 1, 3);
@@ -41,7 +40,7 @@ void register_training_kernels(KernelRegistry& r) {
       c.set_output(0, var);
     };
   });
-  add_kernels(r, "ApplyAdam", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn {
+  add_kernels(r, "ApplyAdam", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& var = ops::ref_variable(c, 0, 9);
       Tensor& m = ops::ref_variable(c, 1, 9);

@@ -10,7 +10,7 @@
 
 #include <tbb/task_arena.h>
 
-#include "../ops/conv_test_util.hpp"
+#include "ops/conv_test_util.hpp"
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
 #include "dagrad/ops/conv_geometry.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "../ops/conv_test_util.hpp"
+#include "ops/conv_test_util.hpp"
 #include "dagrad/backends/cpu/all_finite.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
 

@@ -1,0 +1,85 @@
+// Op cases of the five convolution ops, from one table of geometries (layout, padding mode,
+// strides, dilations) so that each op sees the same ones: the op, its two gradients and the V1 forms.
+#include "dagrad/ops/cases/case_inputs.hpp"
+
+namespace dagrad::ops::cases {
+namespace {
+
+struct Geometry {
+  const char* label;
+  Shape input, filter, output;  // output: what Conv2D gives, the out_backprop of the gradients
+  AttrMap attrs;
+};
+
+std::vector<Geometry> geometries() {
+  const auto attrs = [](std::vector<std::int64_t> strides, const char* padding, const char* format,
+                        std::vector<std::int64_t> dilations, std::vector<std::int64_t> explicit_paddings = {}) {
+    AttrMap a = {{"strides", strides},
+                 {"padding", std::string(padding)},
+                 {"data_format", std::string(format)},
+                 {"dilations", dilations}};
+    if (!explicit_paddings.empty()) a["explicit_paddings"] = explicit_paddings;
+    return a;
+  };
+  return {
+      {"NHWC VALID", {1, 4, 4, 2}, {2, 2, 2, 3}, {1, 3, 3, 3}, attrs({1, 1, 1, 1}, "VALID", "NHWC", {1, 1, 1, 1})},
+      {"NHWC SAME stride 2",
+       {2, 4, 5, 2},
+       {3, 3, 2, 2},
+       {2, 2, 3, 2},
+       attrs({1, 2, 2, 1}, "SAME", "NHWC", {1, 1, 1, 1})},
+      {"NHWC EXPLICIT dilation 2",
+       {1, 5, 5, 1},
+       {2, 2, 1, 2},
+       {1, 4, 3, 2},
+       attrs({1, 1, 1, 1}, "EXPLICIT", "NHWC", {1, 2, 2, 1}, {0, 0, 1, 0, 0, 0, 0, 0})},
+      {"NCHW SAME", {1, 2, 4, 4}, {3, 3, 2, 2}, {1, 2, 4, 4}, attrs({1, 1, 1, 1}, "SAME", "NCHW", {1, 1, 1, 1})},
+      {"NCHW VALID stride 2 grouped",
+       {1, 4, 5, 5},
+       {2, 2, 2, 2},
+       {1, 2, 2, 2},
+       attrs({1, 1, 2, 2}, "VALID", "NCHW", {1, 1, 1, 1})},
+  };
+}
+
+// One case per geometry; `inputs` makes the op's inputs from it. The conv ops are bilinear:
+// second derivatives are checked (order 2).
+template <class Inputs>
+OpCasesFn cases_of(Inputs inputs) {
+  return [inputs] {
+    std::vector<OpCase> cases;
+    for (const Geometry& g : geometries())
+      cases.push_back(
+          {.label = g.label, .inputs = inputs(g), .attrs = g.attrs, .gradient_order = 2, .tolerance_scale = 4});
+    return cases;
+  };
+}
+
+// A shape-only input (V2's input of the input gradient, filter of the filter gradient).
+CaseInput shape_only(const Shape& shape) {
+  CaseInput in = uniform(shape);
+  in.differentiable = false;
+  return in;
+}
+
+}  // namespace
+
+void register_conv2d_cases(OpRegistry& r) {
+  r.set_cases("Conv2D", cases_of([](const Geometry& g) {
+                return std::vector<CaseInput>{uniform(g.input), uniform(g.filter)};
+              }));
+  r.set_cases("Conv2DBackpropInput", cases_of([](const Geometry& g) {
+                return std::vector<CaseInput>{fixed(int32_dims(g.input)), uniform(g.filter), uniform(g.output)};
+              }));
+  r.set_cases("Conv2DBackpropInputV2", cases_of([](const Geometry& g) {
+                return std::vector<CaseInput>{shape_only(g.input), uniform(g.filter), uniform(g.output)};
+              }));
+  r.set_cases("Conv2DBackpropFilter", cases_of([](const Geometry& g) {
+                return std::vector<CaseInput>{uniform(g.input), fixed(int32_dims(g.filter)), uniform(g.output)};
+              }));
+  r.set_cases("Conv2DBackpropFilterV2", cases_of([](const Geometry& g) {
+                return std::vector<CaseInput>{uniform(g.input), shape_only(g.filter), uniform(g.output)};
+              }));
+}
+
+}  // namespace dagrad::ops::cases
