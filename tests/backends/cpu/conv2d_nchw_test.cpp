@@ -10,10 +10,10 @@
 
 #include <tbb/task_arena.h>
 
-#include "ops/conv_test_util.hpp"
 #include "dagrad/backends/cpu/conv2d_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
+#include "ops/conv_test_util.hpp"
 
 namespace {
 
