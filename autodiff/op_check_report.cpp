@@ -45,8 +45,10 @@ std::string OpCheckReport::table() const {
   std::snprintf(line, sizeof line, "%-38s %-10s %-9s %-13s %-13s %s\n", "op", "backend", "dtype", "forward", "gradient",
                 "second order");
   out += line;
-  for (const auto& [key, checks] : worst) {
-    const auto find = [&](CheckKind k) {
+  for (const auto& entry : worst) {
+    const auto& key = entry.first;
+    const auto& checks = entry.second;  // not a structured binding: clang 14 cannot capture one
+    const auto find = [&checks](CheckKind k) {
       const auto it = checks.find(k);
       return it == checks.end() ? nullptr : it->second;
     };
