@@ -7,6 +7,7 @@
 #include "dagrad/core/kernel_registry.hpp"
 #include "dagrad/core/threading.hpp"
 #include "dagrad/tools/attr_args.hpp"
+#include "dagrad/tools/command.hpp"
 #include "dagrad/tools/input_spec.hpp"
 #include "dagrad/tools/option_checks.hpp"
 
@@ -66,6 +67,9 @@ void add_op_options(CLI::App& app, OpOptions& o) {
   app.add_option("--device", o.device, "Device: cpu, cuda or cuda:N")->check(check_device);
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->check(integer_in(0, 1 << 16));
   app.add_option("--backend", o.backend, "Kernel backend, e.g. reference (default: the fastest registered)");
+  app.add_option("--path", o.path,
+                 "Force a kernel path of the cpu backend, e.g. nhwc_fast or generic for the conv ops "
+                 "(`dagrad ops --paths` lists them; other ops ignore it)");
 }
 
 PreparedOp prepare_op(const OpOptions& o) {
@@ -74,6 +78,10 @@ PreparedOp prepare_op(const OpOptions& o) {
   op.attrs = parse_attr_args(*op.def, o.attrs);
   op.device = Device::parse(o.device);
   op.backend = o.backend;
+  op.kernel_path = o.path;
+  // Only the cpu kernels have paths: another backend would ignore the path, and a benchmark lie.
+  if (!o.path.empty() && !o.backend.empty() && o.backend != "cpu")
+    throw UsageError("--path forces a path of the cpu backend's kernels; --backend " + o.backend + " has none");
   device_runtime(op.device);  // "no CUDA device available" before any file is read
   OpInputs in = op_inputs(*op.def, o.inputs);
   const DType target = o.dtype.empty() ? DType::Invalid : parse_dtype(o.dtype);
@@ -90,7 +98,7 @@ PreparedOp prepare_op(const OpOptions& o) {
 }
 
 std::vector<Tensor> run_prepared(const PreparedOp& op) {
-  return run_op(op.def->name, op.inputs, op.attrs, {.name = {}, .backend = op.backend});
+  return run_op(op.def->name, op.inputs, op.attrs, {.name = {}, .backend = op.backend, .kernel_path = op.kernel_path});
 }
 
 }  // namespace dagrad::cli

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "../ops/conv_test_util.hpp"
 #include "dagrad/backends/cpu/all_finite.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
+#include "ops/conv_test_util.hpp"
 
 namespace {
 
