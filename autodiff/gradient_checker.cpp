@@ -80,7 +80,9 @@ Built build(const Problem& p, bool numeric) {
       if (p.checked[i]) b.grads[i] = grads[k++];
     }
   }
-  b.session = std::make_unique<Session>(g, SessionOptions{.device = p.device, .backend = p.backend});
+  // The numeric side runs in float64, which a forced path need not claim: only the symbolic side is forced.
+  b.session = std::make_unique<Session>(
+      g, SessionOptions{.device = p.device, .backend = p.backend, .kernel_path = numeric ? "" : p.kernel_path});
   return b;
 }
 

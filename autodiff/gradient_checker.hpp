@@ -27,6 +27,7 @@ struct GradCheckOptions {
   double rtol = 0;
   std::string backend = "reference";  // kernels to run: "reference" (the oracle) or "" (fastest)
   Device device = Device::cpu();      // where both sides run
+  std::string kernel_path;            // symbolic side only: a forced kernel path (SessionOptions)
   // Names of the inputs to check (empty: every floating input); the others are held constant.
   // An input whose Jacobian is zero by design (ReluGrad's features) must be left out: the
   // checker fails a check that would pass vacuously.

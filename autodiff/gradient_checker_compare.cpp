@@ -164,7 +164,11 @@ Problem make_problem(SidedFunction fn, const std::vector<Tensor>& inputs, const 
   }
   if (names.size() != inputs.size())
     invalid_argument("gradcheck: ", names.size(), " names for ", inputs.size(), " inputs");
-  Problem p{.fn = std::move(fn), .names = std::move(names), .backend = options.backend, .device = options.device};
+  Problem p{.fn = std::move(fn),
+            .names = std::move(names),
+            .backend = options.backend,
+            .device = options.device,
+            .kernel_path = options.kernel_path};
   for (const Tensor& t : inputs) {
     if (!t.defined()) invalid_argument("gradcheck: an input is an undefined tensor");
     p.inputs.push_back(t.device().is_cpu() ? t : t.to(Device::cpu()));

@@ -24,6 +24,7 @@ struct Problem {
   std::vector<Tensor> weights;  // order 2: fixed output weights, exact in the outputs' dtypes
   std::string backend;
   Device device;
+  std::string kernel_path;  // the symbolic side's
 };
 
 // One side, built and ready to run.

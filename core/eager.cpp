@@ -26,7 +26,7 @@ std::vector<Tensor> run_op(std::string_view op, std::vector<Tensor> inputs, Attr
       }
     }
     KernelCall call{&def,   &attrs,  options.name, &output_dtypes, &select_kernel(def, attrs, device, options.backend),
-                    device, nullptr, {},           nullptr};
+                    device, nullptr, {},           nullptr,        options.kernel_path};
     std::vector<Tensor> outputs;
     default_arena().execute([&] { outputs = execute_kernel(call, std::move(inputs)); });
     if (!device.is_cpu()) device_runtime(device).synchronize(device.index);

@@ -9,8 +9,9 @@
 namespace dagrad {
 
 struct EagerOptions {
-  std::string_view name;     // appears in error messages, as tf.raw_ops' name does
-  std::string_view backend;  // "" for the fastest kernel, "reference" for the oracle
+  std::string_view name;         // appears in error messages, as tf.raw_ops' name does
+  std::string_view backend;      // "" for the fastest kernel, "reference" for the oracle
+  std::string_view kernel_path;  // "" for the kernel's own choice; see SessionOptions::kernel_path
 };
 
 // Validates attributes and inputs, infers shapes, and runs the op's kernel on the inputs' device.

@@ -105,6 +105,7 @@ std::vector<Tensor> execute_kernel(const KernelCall& call, std::vector<Tensor> i
   context.variables = call.variables;
   context.variable_names = call.variable_names;
   context.stream = call.stream;
+  context.kernel_path = call.kernel_path;
   if (nothing_to_compute(def, out_shapes)) {
     for (int i = 0; i < context.num_outputs(); ++i) context.allocate_output(i);
   } else {

@@ -22,6 +22,7 @@ struct KernelCall {
   VariableStore* variables = nullptr;
   std::vector<std::string> variable_names;  // per input: the variable behind a ref input
   void* stream = nullptr;
+  std::string_view kernel_path;  // see KernelContext::kernel_path
 };
 
 // Infers the concrete output shapes (validating the run-time shapes), runs the kernel and

@@ -47,6 +47,9 @@ class KernelContext {
   std::vector<std::string> variable_names;
   // Backend-specific execution handle (the CUDA stream of the session), or null.
   void* stream = nullptr;
+  // A kernel path forced by name (SessionOptions / EagerOptions::kernel_path), or empty for the
+  // kernel's own choice. Only kernels with a table of paths read it (the CPU conv kernels).
+  std::string_view kernel_path;
 
  private:
   std::string_view op_;

@@ -236,9 +236,11 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
     inputs.reserve(n.inputs.size());
     for (const auto& in : n.inputs) inputs.push_back(value_of(in));
     for (const auto& c : step.device_const_inputs) inputs[c.input] = device_const(*c.node, *c.kernel, stats);
-    KernelCall call{n.def,       &n.attrs,        n.name,     &n.output_dtypes,
-                    step.kernel, options_.device, &variables, step.variable_names,
-                    stream_};
+    KernelCall call{n.def,       &n.attrs,
+                    n.name,      &n.output_dtypes,
+                    step.kernel, options_.device,
+                    &variables,  step.variable_names,
+                    stream_,     options_.kernel_path};
     try {
       std::vector<std::unique_lock<std::mutex>> update_locks;
       for (const auto& name : step.locked_variables) update_locks.emplace_back(variables.update_mutex(name));

@@ -21,6 +21,9 @@ struct SessionOptions {
   Device device = Device::cpu();
   int threads = 0;      // 0: the default arena (all cores unless set_num_threads says otherwise)
   std::string backend;  // "": the fastest kernel per op; "reference": the oracle kernels
+  // "": each kernel picks its path; else the path every node with a table of paths must take
+  // (the CPU conv ops: `cpu::conv2d_paths`). Unknown or not applying to a call: InvalidArgument.
+  std::string kernel_path;
 };
 
 using FeedMap = std::map<Output, Tensor>;

@@ -10,6 +10,10 @@
 
 #include "dagrad/core/attr.hpp"
 
+namespace dagrad {
+class KernelContext;
+}
+
 namespace dagrad::ops {
 
 enum class Padding { Same, Valid, Explicit };
@@ -114,6 +118,12 @@ Conv2DAttrs parse_conv2d_attrs(std::string_view op, const AttrMap& attrs);
 // Computes the geometry from the input shape and the filter shape (HWIO) and validates them
 // together. Unknown dims (-1) propagate to unknown output dims.
 Conv2DGeometry conv2d_geometry(std::string_view op, const Conv2DAttrs& attrs, const Shape& input, const Shape& filter);
+
+// The geometry of a conv kernel's call (Conv2D, Conv2DBackpropInput(V2), Conv2DBackpropFilter(V2))
+// from its attributes and run-time shapes: the activation shape is input 0's, or output 0's for
+// the input gradient (V1 gives only its sizes); the filter shape is input 1's, or output 0's for
+// the filter gradient. Every backend's conv kernels start here. Another op: Internal.
+Conv2DGeometry conv2d_geometry(const KernelContext& context);
 
 // The backprop ops' checks of out_backprop against the geometry (rank, batch, depth and each
 // spatial size, TF's wording: "Size of out_backprop doesn't match computed: ..."). Unknown dims pass.

@@ -92,6 +92,7 @@ void run(const BenchOptions& o) {
   line += "},\"dtype\":" + json_string(dtype == DType::Invalid ? "none" : dtype_name(dtype));
   line += ",\"device\":" + json_string(op.device.to_string());
   line += ",\"backend\":" + json_string(op.backend.empty() ? "default" : op.backend);
+  if (!op.kernel_path.empty()) line += ",\"path\":" + json_string(op.kernel_path);
   line += str_cat(",\"threads\":", num_threads(), ",\"repeat\":", o.repeat, ",\"warmup\":", o.warmup);
   line += str_cat(",\"median_ms\":", median, ",\"min_ms\":", ms.front());
   if (const auto flops = op_flops(op, attrs, outputs)) {

@@ -26,6 +26,7 @@ void run(const GradCheckCommandOptions& o) {
   options.mode = o.mode == "fast" ? GradCheckMode::Fast : GradCheckMode::Full;
   options.order = o.order;
   options.backend = op.backend;
+  options.kernel_path = op.kernel_path;
   options.device = op.device;
   const GradCheckResult result = check_gradients(op.def->name, op.inputs, op.attrs, options);
   std::cout << result.report();

@@ -112,6 +112,9 @@ void add_op_options(CLI::App& app, OpOptions& o) {
   app.add_option("--case", o.case_label,
                  "Take the inputs and attributes from the op's case LABEL (`dagrad check` lists them); "
                  "--attr values override the case's");
+  app.add_option("--path", o.path,
+                 "Force a kernel path of the cpu backend, e.g. nhwc_fast or generic for the conv ops "
+                 "(`dagrad ops --paths` lists them; other ops ignore it)");
 }
 
 PreparedOp prepare_op(const OpOptions& o) {
@@ -120,6 +123,10 @@ PreparedOp prepare_op(const OpOptions& o) {
   op.attrs = parse_attr_args(*op.def, o.attrs);
   op.device = Device::parse(o.device);
   op.backend = o.backend;
+  op.kernel_path = o.path;
+  // Only the cpu kernels have paths: another backend would ignore the path, and a benchmark lie.
+  if (!o.path.empty() && !o.backend.empty() && o.backend != "cpu")
+    throw UsageError("--path forces a path of the cpu backend's kernels; --backend " + o.backend + " has none");
   device_runtime(op.device);  // "no CUDA device available" before any file is read
   const DType target = o.dtype.empty() ? DType::Invalid : parse_dtype(o.dtype);
   if (!o.case_label.empty() && !o.inputs.empty()) throw UsageError("--in and --case exclude each other");
@@ -138,7 +145,7 @@ PreparedOp prepare_op(const OpOptions& o) {
 }
 
 std::vector<Tensor> run_prepared(const PreparedOp& op) {
-  return run_op(op.def->name, op.inputs, op.attrs, {.name = {}, .backend = op.backend});
+  return run_op(op.def->name, op.inputs, op.attrs, {.name = {}, .backend = op.backend, .kernel_path = op.kernel_path});
 }
 
 }  // namespace dagrad::cli

@@ -1,5 +1,5 @@
 // The options shared by every subcommand that runs one op (run-op, gradcheck, bench-op):
-// OP, --in, --attr, --dtype, --device, --threads, --backend; and turning them into a ready call.
+// OP, --in, --attr, --dtype, --device, --threads, --backend, --path; and turning them into a ready call.
 #pragma once
 
 #include <string>
@@ -21,6 +21,7 @@ struct OpOptions {
   std::string device = "cpu";
   int threads = 0;         // 0: all cores
   std::string backend;     // "": the highest-priority kernel
+  std::string path;        // "": the kernel's own choice of path; else forced (EagerOptions::kernel_path)
   std::string case_label;  // non-empty: inputs and attributes from this op case (OpDef::cases)
 };
 
@@ -30,7 +31,7 @@ void add_op_options(CLI::App& app, OpOptions& options);
 // The usage-line fragment for those options.
 inline constexpr const char* kOpOptionsUsage =
     "OP [--in NAME=SPEC]... | [--case LABEL] [--attr NAME=VALUE]... [--dtype T] [--device cpu|cuda] [--threads N] "
-    "[--backend B]";
+    "[--backend B] [--path P]";
 
 // An op call with parsed attributes and inputs cast to --dtype and placed on the device.
 struct PreparedOp {
@@ -39,6 +40,7 @@ struct PreparedOp {
   AttrMap attrs;
   Device device;
   std::string backend;
+  std::string kernel_path;
 };
 
 // Parses and checks everything (throws dagrad::Error or UsageError); sets the thread count.

@@ -1,10 +1,12 @@
-// `dagrad ops [NAME] [--kernels]`: every registered op's schema, read from the registries.
+// `dagrad ops [NAME] [--kernels] [--paths]`: every registered op's schema, read from the registries,
+// and the cpu backend's kernel paths (what --path forces) where an op has a table of them.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <map>
 #include <memory>
 
+#include "dagrad/backends/cpu/conv2d/paths.hpp"
 #include "dagrad/core/kernel_registry.hpp"
 #include "dagrad/core/registries.hpp"
 #include "dagrad/tools/command.hpp"
@@ -15,6 +17,7 @@ namespace {
 struct OpsOptions {
   std::string name;
   bool kernels = false;
+  bool paths = false;
 };
 
 // "cpu float: cpu, reference" per (device, dtype), backends in priority order.
@@ -35,10 +38,20 @@ void print_kernels(const OpDef& def) {
   }
 }
 
-void print_op(const OpDef& def, bool kernels) {
+// "cpu paths: depthwise, ..., generic" in dispatch order; nothing for ops without a table.
+void print_paths(const OpDef& def) {
+  const auto paths = cpu::conv2d_paths(def.name);
+  if (paths.empty()) return;
+  std::cout << "    cpu paths:";
+  for (std::size_t i = 0; i < paths.size(); ++i) std::cout << (i ? ", " : " ") << paths[i];
+  std::cout << "\n";
+}
+
+void print_op(const OpDef& def, const OpsOptions& options) {
   std::cout << def.signature() << "\n";
   if (!def.doc.empty()) std::cout << "    " << def.doc << "\n";
-  if (kernels) print_kernels(def);
+  if (options.kernels) print_kernels(def);
+  if (options.paths) print_paths(def);
 }
 
 }  // namespace
@@ -48,16 +61,17 @@ Subcommand add_ops_command(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("ops", "List registered ops with their schemas");
   app->add_option("NAME", options->name, "Show only this op");
   app->add_flag("--kernels", options->kernels, "Also list the registered (device, dtype, backend) kernels");
-  return {app, "dagrad ops [NAME] [--kernels]", [options] {
+  app->add_flag("--paths", options->paths, "Also list the cpu kernel paths, in dispatch order (what --path forces)");
+  return {app, "dagrad ops [NAME] [--kernels] [--paths]", [options] {
             if (!options->name.empty()) {
-              print_op(op_registry().get(options->name), options->kernels);
+              print_op(op_registry().get(options->name), *options);
               return;
             }
             bool first = true;
             for (const OpDef* def : op_registry().list()) {
               if (!first) std::cout << "\n";
               first = false;
-              print_op(*def, options->kernels);
+              print_op(*def, *options);
             }
           }};
 }

@@ -23,17 +23,9 @@ bool aligned_16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16
 
 }  // namespace
 
-ops::Conv2DGeometry conv_geometry_of(const KernelContext& c, ConvKind kind) {
-  const ops::Conv2DAttrs attrs = ops::parse_conv2d_attrs(c.op_name(), c.attrs());
-  const bool wrt_input = kind == ConvKind::BackpropInput, wrt_filter = kind == ConvKind::BackpropFilter;
-  const Shape& input = wrt_input ? c.output_shape(0) : c.input(0).shape();
-  const Shape& filter = wrt_filter ? c.output_shape(0) : c.input(1).shape();
-  return ops::conv2d_geometry(c.op_name(), attrs, input, filter);
-}
-
 void run_own_conv(KernelContext& c, ConvKind kind) {
   Launch launch(c);
-  const ConvGemm p = make_conv_gemm(kind, conv_geometry_of(c, kind));
+  const ConvGemm p = make_conv_gemm(kind, ops::conv2d_geometry(c));
   Tensor& out = c.allocate_output(0);
   const ElemType type = elem(out.dtype());
   if (out.num_elements() == 0) return;

@@ -23,8 +23,6 @@ inline ConvGemm make_conv_gemm(ConvKind kind, const ops::Conv2DGeometry& g) {
   finish_conv_gemm(&p);
   return p;
 }
-// The geometry of this call (the V1 backprop ops know the differentiated shape only as output).
-ops::Conv2DGeometry conv_geometry_of(const KernelContext& c, ConvKind kind);
 // dagrad's implicit-GEMM kernel.
 void run_own_conv(KernelContext& c, ConvKind kind);
 #ifdef DAGRAD_WITH_CUDNN

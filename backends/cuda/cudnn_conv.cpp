@@ -79,7 +79,7 @@ int pick_deterministic(const Perf* results, int count, std::size_t* workspace) {
 }  // namespace
 
 bool run_cudnn_conv(KernelContext& c, ConvKind kind) {
-  const ops::Conv2DGeometry g = conv_geometry_of(c, kind);
+  const ops::Conv2DGeometry g = ops::conv2d_geometry(c);
   if (g.pad_top != g.pad_bottom || g.pad_left != g.pad_right) return false;  // cuDNN pads symmetrically
   if (g.batch == 0 || g.out_depth == 0 || g.filter_in_depth == 0 || g.out_rows == 0 || g.out_cols == 0) return false;
   if (!fits_int({g.batch, g.in_rows, g.in_cols, g.in_depth, g.out_depth, g.filter_rows, g.filter_cols, g.out_rows,

@@ -24,15 +24,6 @@ struct ActivationIndex {
   }
 };
 
-// The geometry of this call. The V1 ops give the shape being differentiated against only as
-// their output shape; validation already ran in the shape function.
-ops::Conv2DGeometry geometry_of(const KernelContext& c, bool wrt_input, bool wrt_filter) {
-  const ops::Conv2DAttrs attrs = ops::parse_conv2d_attrs(c.op_name(), c.attrs());
-  const Shape& input = wrt_input ? c.output_shape(0) : c.input(0).shape();
-  const Shape& filter = wrt_filter ? c.output_shape(0) : c.input(1).shape();
-  return ops::conv2d_geometry(c.op_name(), attrs, input, filter);
-}
-
 // Offset of filter[kh, kw, ci, co] in the HWIO filter.
 int64_t filter_offset(const ops::Conv2DGeometry& g, int64_t kh, int64_t kw, int64_t ci, int64_t co) {
   return ((kh * g.filter_cols + kw) * g.filter_in_depth + ci) * g.out_depth + co;
@@ -48,7 +39,7 @@ using ops::conv_output_pos;
 // input[n, ih, iw, group * filter_in_depth + ci] * filter[kh, kw, ci, co].
 template <class T>
 void conv2d(KernelContext& c) {
-  const auto g = geometry_of(c, false, false);
+  const auto g = ops::conv2d_geometry(c);
   Tensor& out = c.allocate_output(0);
   if (out.num_elements() == 0) return;
   T* y = out.data<T>();
@@ -88,7 +79,7 @@ void conv2d(KernelContext& c) {
 // group) that read input[n, ih, iw, ch] of out_backprop * filter: the transpose of conv2d.
 template <class T>
 void conv2d_backprop_input(KernelContext& c) {
-  const auto g = geometry_of(c, true, false);
+  const auto g = ops::conv2d_geometry(c);
   Tensor& out = c.allocate_output(0);
   if (out.num_elements() == 0) return;
   T* dx = out.data<T>();
@@ -126,7 +117,7 @@ void conv2d_backprop_input(KernelContext& c) {
 // inside the input of input[n, ih, iw, group * filter_in_depth + ci] * out_backprop[n, oh, ow, co].
 template <class T>
 void conv2d_backprop_filter(KernelContext& c) {
-  const auto g = geometry_of(c, false, true);
+  const auto g = ops::conv2d_geometry(c);
   Tensor& out = c.allocate_output(0);
   if (out.num_elements() == 0) return;
   T* dw = out.data<T>();
@@ -165,29 +156,15 @@ void conv2d_backprop_filter(KernelContext& c) {
 
 void register_conv2d_kernels(KernelRegistry& r) {
   constexpr auto kCpu = Device::Kind::CPU;
-  const std::initializer_list<DType> types = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
-  // visit_dtype instantiates every host type; only the floating ones are registered.
-  add_kernels(r, "Conv2D", kCpu, kBackend, kPriority, types, []<class T>() -> KernelFn {
-    if constexpr (is_floating_v<T>)
-      return conv2d<T>;
-    else
-      return nullptr;
-  });
+  add_kernels(r, "Conv2D", kCpu, kBackend, kPriority, kSchemaDTypes,
+              float_kernels([]<class T>() -> KernelFn { return conv2d<T>; }));
   for (const char* op : {"Conv2DBackpropInput", "Conv2DBackpropInputV2"}) {
-    add_kernels(r, op, kCpu, kBackend, kPriority, types, []<class T>() -> KernelFn {
-      if constexpr (is_floating_v<T>)
-        return conv2d_backprop_input<T>;
-      else
-        return nullptr;
-    });
+    add_kernels(r, op, kCpu, kBackend, kPriority, kSchemaDTypes,
+                float_kernels([]<class T>() -> KernelFn { return conv2d_backprop_input<T>; }));
   }
   for (const char* op : {"Conv2DBackpropFilter", "Conv2DBackpropFilterV2"}) {
-    add_kernels(r, op, kCpu, kBackend, kPriority, types, []<class T>() -> KernelFn {
-      if constexpr (is_floating_v<T>)
-        return conv2d_backprop_filter<T>;
-      else
-        return nullptr;
-    });
+    add_kernels(r, op, kCpu, kBackend, kPriority, kSchemaDTypes,
+                float_kernels([]<class T>() -> KernelFn { return conv2d_backprop_filter<T>; }));
   }
 }
 

@@ -185,3 +185,27 @@ TEST_CASE("cli: usage errors exit with 2 and a usage line", "[cli]") {
   check_usage(run_cli("run-op Neg --in x=zeros:2 --device tpu"), "tpu");
   CHECK_THAT(run_cli("run-op Neg --bogus").err, Contains("usage: dagrad run-op OP"));
 }
+
+TEST_CASE("cli: --path forces a cpu conv path; ops --paths lists them", "[cli]") {
+  const std::string conv =
+      "run-op Conv2D --in input=random:1,6,6,4:1 --in filter=random:3,3,4,8:2 "
+      "--attr strides=1,1,1,1 --attr padding=SAME";
+  const Result fast = run_cli(conv + " --path nhwc_fast"), generic = run_cli(conv + " --path generic");
+  INFO(fast.err << generic.err);
+  REQUIRE(fast.status == 0);
+  REQUIRE(generic.status == 0);
+  check_error(run_cli(conv + " --path bogus"),
+              "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, bf16_native, strips, "
+              "nhwc_fast, nchw_fast, generic");
+  check_error(run_cli(conv + " --path nchw_fast"), "Conv2D: kernel path 'nchw_fast' does not apply to this call");
+  check_error(run_cli("bench-op" + conv.substr(6) + " --repeat 1 --warmup 0 --path nchw_fast"), "does not apply");
+  check_usage(run_cli(conv + " --path generic --backend reference"), "--path");
+  const Result bench = run_cli("bench-op" + conv.substr(6) + " --repeat 1 --warmup 0 --path generic");
+  REQUIRE(bench.status == 0);
+  CHECK_THAT(bench.out, Contains("\"path\":\"generic\""));
+  CHECK(run_cli("run-op Neg --in x=zeros:2 --path bogus").status == 0);  // no path table: ignored
+  const Result ops = run_cli("ops Conv2DBackpropFilterV2 --paths");
+  REQUIRE(ops.status == 0);
+  CHECK_THAT(ops.out, Contains("    cpu paths: depthwise, bf16_native, strips, nhwc_fast, nchw_slabs, generic\n"));
+  CHECK_THAT(run_cli("ops Neg --paths").out, !Contains("cpu paths"));
+}

@@ -14,7 +14,9 @@ TEST_CASE("cli: gradcheck passes a conv op in every mode and order", "[cli][auto
   const std::string conv =
       "Conv2DBackpropFilterV2 --in input=random:1,5,5,2:1 --in filter=random:3,3,2,2:2 "
       "--in out_backprop=random:1,3,3,2:3 --attr strides=1,2,2,1 --attr padding=SAME";
-  for (const std::string extra : {"--dtype double", "--mode fast", "--order 2 --dtype double", "--dtype half"}) {
+  // --path forces the cpu conv path of every conv node of the symbolic side (its gradients too).
+  for (const std::string extra : {"--dtype double", "--mode fast", "--order 2 --dtype double", "--dtype half",
+                                  "--path nhwc_fast", "--order 2 --dtype double --path generic"}) {
     const Result r = gradcheck(conv + " " + extra);
     INFO(extra << "\nstdout: " << r.out << "\nstderr: " << r.err);
     CHECK(r.status == 0);

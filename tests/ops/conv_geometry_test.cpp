@@ -98,3 +98,45 @@ TEST_CASE("conv2d_geometry propagates unknown dims", "[conv]") {
                                              Shape{8, 3, 4, 4}),
                     Contains("actual = 4, computed = 5 spatial_dim: 2"));
 }
+
+// Each conv op's kernel context gives its activation and filter shapes in different places; the
+// inputs that must not be read have wrong shapes here, so reading one would change the geometry.
+TEST_CASE("conv2d_geometry of a kernel context reads each conv op's activation and filter", "[ops][conv]") {
+  const AttrMap attrs = conv2d_attr_map({.strides = {1, 2, 2, 1}, .padding = "SAME"});
+  const Shape x{2, 7, 9, 3}, f{3, 2, 3, 5}, y{2, 4, 5, 5};
+  const auto zeros = [](const Shape& s) { return Tensor::zeros(DType::Float32, s); };
+  const Tensor sizes = Tensor::from_values<std::int32_t>(Shape{4}, {9, 9, 9, 9});
+  const Tensor decoy = zeros(Shape{1, 1, 1, 1});
+  struct Call {
+    const char* op;
+    std::vector<Tensor> inputs;
+    Shape output;
+  };
+  const Call calls[] = {{"Conv2D", {zeros(x), zeros(f)}, y},
+                        {"Conv2DBackpropInput", {sizes, zeros(f), zeros(y)}, x},
+                        {"Conv2DBackpropInputV2", {decoy, zeros(f), zeros(y)}, x},
+                        {"Conv2DBackpropFilter", {zeros(x), sizes, zeros(y)}, f},
+                        {"Conv2DBackpropFilterV2", {zeros(x), decoy, zeros(y)}, f}};
+  for (const Call& call : calls) {
+    INFO(call.op);
+    const KernelContext context(call.op, "node", attrs, Device::cpu(), call.inputs, {DType::Float32}, {call.output});
+    const Conv2DGeometry g = conv2d_geometry(context);
+    CHECK(g.batch == 2);
+    CHECK(g.in_rows == 7);
+    CHECK(g.in_cols == 9);
+    CHECK(g.in_depth == 3);
+    CHECK(g.filter_rows == 3);
+    CHECK(g.filter_cols == 2);
+    CHECK(g.out_depth == 5);
+    CHECK(g.out_rows == 4);
+    CHECK(g.out_cols == 5);
+  }
+  const KernelContext relu("Relu", "node", attrs, Device::cpu(), {zeros(x)}, {DType::Float32}, {x});
+  try {
+    conv2d_geometry(relu);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == Code::Internal);
+    CHECK_THAT(e.what(), Contains("Relu: not a conv op"));
+  }
+}

@@ -5,18 +5,20 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/paths.hpp"
 
 namespace dagrad::testing {
 
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
-enum class ConvOp { Forward, BackpropInput, BackpropFilter };
+using ConvOp = cpu::ConvOp;  // Forward, BackpropInput, BackpropFilter
 
 inline i64 in_size(const Conv2DGeometry& g) { return g.batch * g.in_rows * g.in_cols * g.in_depth; }
 inline i64 out_size(const Conv2DGeometry& g) { return g.batch * g.out_rows * g.out_cols * g.out_depth; }
@@ -79,14 +81,14 @@ std::vector<T> run_cpu(ConvOp op, const Conv2DGeometry& g, const std::vector<T>&
   std::vector<T> out;
   const i64 size = op == ConvOp::Forward ? out_size(g) : op == ConvOp::BackpropInput ? in_size(g) : filt_size(g);
   out.assign(static_cast<std::size_t>(size), T(-7.0f));  // garbage that must be overwritten
+  // generic: the table's last row, the generic path, forced by name.
+  const std::string_view path = generic ? "generic" : "";
   if (op == ConvOp::Forward) {
-    (generic ? cpu::conv2d_forward_generic<T> : cpu::conv2d_forward<T>)(g, a.data(), b.data(), out.data());
+    cpu::conv2d_forward<T>(g, a.data(), b.data(), out.data(), path);
   } else if (op == ConvOp::BackpropInput) {
-    (generic ? cpu::conv2d_backprop_input_generic<T> : cpu::conv2d_backprop_input<T>)(g, a.data(), b.data(),
-                                                                                      out.data());
+    cpu::conv2d_backprop_input<T>(g, a.data(), b.data(), out.data(), path);
   } else {
-    (generic ? cpu::conv2d_backprop_filter_generic<T> : cpu::conv2d_backprop_filter<T>)(g, a.data(), b.data(),
-                                                                                        out.data());
+    cpu::conv2d_backprop_filter<T>(g, a.data(), b.data(), out.data(), path);
   }
   return out;
 }

@@ -15,7 +15,7 @@
 
 #include <dagrad/dagrad.hpp>
 
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The float32 NCHW fast conv kernels (conv2d_nchw_kernels.hpp; the filter gradient on NHWC slabs), called directly so
+// The float32 NCHW fast conv kernels (conv2d/kernels.hpp; the filter gradient on NHWC slabs), called directly so
 // the path is certain, against the float64 reference kernel through run_op on a random sweep of strides, dilations,
 // paddings, groups (1, 2, C) and odd sizes with column tails; half/bfloat16 through the registered cpu kernels; bitwise
 // determinism for 1, 2 and 3 threads.
@@ -10,8 +10,7 @@
 
 #include <tbb/task_arena.h>
 
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
-#include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
 #include "ops/conv_test_util.hpp"
 

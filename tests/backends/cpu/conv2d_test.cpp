@@ -11,7 +11,7 @@
 
 #include <tbb/task_arena.h>
 
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/core/shape.hpp"
 #include "support/conv_oracle.hpp"
 

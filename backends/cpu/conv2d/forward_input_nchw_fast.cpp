@@ -1,4 +1,4 @@
-// Fast float32 NCHW Conv2D and Conv2DBackpropInput (see conv2d_nchw_kernels.hpp): channels are the
+// Fast float32 NCHW Conv2D and Conv2DBackpropInput (see kernels.hpp): channels are the
 // rows of the register tiles, vectors run along output (or input) columns, and each task reads
 // its rows of the other operand from a small zero-padded panel. Each output element is summed
 // over channel blocks, taps and channels in an order fixed by the shapes: deterministic.
@@ -8,8 +8,8 @@
 
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/conv2d_nchw_kernels.hpp"
-#include "dagrad/backends/cpu/conv2d_nchw_panel.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/nchw_panel.hpp"
 #include "dagrad/backends/cpu/nchw_microkernels.hpp"
 
 namespace dagrad::cpu {

@@ -8,8 +8,8 @@
 
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
-#include "dagrad/backends/cpu/reduction_partials.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
 
 namespace dagrad::cpu {
 namespace {

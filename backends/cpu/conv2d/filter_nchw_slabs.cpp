@@ -7,7 +7,7 @@
 
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
 
 namespace dagrad::cpu {

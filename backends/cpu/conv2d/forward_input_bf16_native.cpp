@@ -10,7 +10,7 @@
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/bf16_kernels.hpp"
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/core/allocator.hpp"
 
 namespace dagrad::cpu {

@@ -1,5 +1,5 @@
 // The float32 NHWC Conv2D of small-channel layers (first layers: C below half a vector) on
-// zero-padded input strips (conv_strips.hpp). On a strip a window row's KW taps are KW * C
+// zero-padded input strips (strips.hpp). On a strip a window row's KW taps are KW * C
 // contiguous values, so the rows micro-kernel runs KH taps of KW * C values instead of KH * KW
 // taps of C values (3 of 3 for C = 1 in place of 9 of 1), with no per-tap padding checks:
 //   y[p][0:K] = sum_kh sum_j strip[origin(p) + kh * row + j] * f[kh][j][0:K],  j < KW * C.
@@ -9,8 +9,8 @@
 
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
-#include "dagrad/backends/cpu/conv_strips.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/strips.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {

@@ -9,7 +9,7 @@
 
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/depthwise_microkernels.hpp"
 
 namespace dagrad::cpu {

@@ -1,6 +1,6 @@
 // Fast float32 NHWC Conv2D and input gradient (any stride/dilation/padding, groups) as
 // implicit GEMMs on the register-tiled micro-kernels of microkernels.hpp (the filter gradient is
-// in conv2d_fast_filter.cpp). No im2col: tiles address input rows through small pointer lists (a
+// in filter_nhwc_fast.cpp). No im2col: tiles address input rows through small pointer lists (a
 // shared zero row stands for the padding). Workspace: one zero row and the transposed filter for
 // the input gradient.
 #include <algorithm>
@@ -8,7 +8,7 @@
 
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/conv2d_kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {

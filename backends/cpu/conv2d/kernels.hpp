@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "dagrad/core/dtype.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
@@ -20,15 +21,21 @@ inline ActStrides act_strides(ops::DataFormat format, std::int64_t rows, std::in
   return {depth * rows * cols, cols, 1, rows * cols};
 }
 
+// The three ops through their path tables (paths.hpp, dispatch.cpp): `path` empty takes the first
+// path that applies, else the path of that name (InvalidArgument, naming `op` or the op family,
+// where it is unknown or does not apply to this call).
 // y = conv(x, f).
 template <class T>
-void conv2d_forward(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y);
+void conv2d_forward(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y, std::string_view path = {},
+                    std::string_view op = {});
 // dx = gradient of conv wrt its input, given the filter and dy.
 template <class T>
-void conv2d_backprop_input(const ops::Conv2DGeometry& g, const T* f, const T* dy, T* dx);
+void conv2d_backprop_input(const ops::Conv2DGeometry& g, const T* f, const T* dy, T* dx, std::string_view path = {},
+                           std::string_view op = {});
 // df = gradient of conv wrt its filter, given the input and dy.
 template <class T>
-void conv2d_backprop_filter(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df);
+void conv2d_backprop_filter(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df, std::string_view path = {},
+                            std::string_view op = {});
 
 // The layout-, group- and dtype-generic paths (accumulating in accumulator_t<T>), used where no
 // fast path applies; exposed so tests can check both paths against the reference.
@@ -42,7 +49,7 @@ void conv2d_backprop_filter_generic(const ops::Conv2DGeometry& g, const T* x, co
 // The float32 NHWC fast paths on register-tiled micro-kernels (implicit GEMM): forward and input
 // gradient where conv2d_fast_path_applies (groups = 1 or not too thin), the filter gradient for any groups.
 // Like the other fast paths (NCHW, native bfloat16) they multiply some inputs by zeros standing for
-// the padding, so those inputs must be finite; conv2d_dispatch.cpp routes the others to the generic
+// the padding, so those inputs must be finite; dispatch.cpp routes the others to the generic
 // path and lists which input of which path meets such zeros.
 bool conv2d_fast_path_applies(const ops::Conv2DGeometry& g);
 void conv2d_forward_fast(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
@@ -50,37 +57,48 @@ void conv2d_backprop_input_fast(const ops::Conv2DGeometry& g, const float* f, co
 void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
 // The float32 filter gradient (NHWC or NCHW) of small-channel layers (groups = 1, KH * KW * C <= 160) on
-// zero-padded input strips (conv2d_fast_filter_strips.cpp); conv2d_backprop_filter_fast otherwise.
+// zero-padded input strips (filter_strips.cpp); conv2d_backprop_filter_fast otherwise.
 bool conv2d_filter_strips_apply(const ops::Conv2DGeometry& g);
 // half and bfloat16 are widened block by block, with the float32 path's bits before the one rounding.
 template <class T>
 void conv2d_backprop_filter_strips(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df);
 
 // The float32 NHWC Conv2D of small-channel layers (groups = 1, dilation_cols = 1, C below half a
-// vector) on zero-padded input strips (conv2d_forward_strips.cpp); conv2d_forward_fast otherwise.
+// vector) on zero-padded input strips (forward_strips.cpp); conv2d_forward_fast otherwise.
 bool conv2d_forward_strips_apply(const ops::Conv2DGeometry& g);
 void conv2d_forward_strips(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 
 // The float32 NCHW filter gradient on slabs of images transposed to NHWC, each then dispatched
-// as an NHWC filter gradient (conv2d_filter_nchw_slabs.cpp).
+// as an NHWC filter gradient (filter_nchw_slabs.cpp).
 // Where one image of x and dy fits the slab cap (else the generic path reads NCHW in place).
 bool conv2d_filter_nchw_slabs_apply(const ops::Conv2DGeometry& g);
 void conv2d_backprop_filter_nchw_slabs(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
 // The float32 NHWC depthwise paths (groups = in_depth > 1, filter_in_depth = 1, any channel
-// multiplier): channel-vector products that skip every tap in the padding (conv2d_depthwise*.cpp).
+// multiplier): channel-vector products that skip every tap in the padding (*_depthwise.cpp).
 bool conv2d_depthwise_applies(const ops::Conv2DGeometry& g);
 void conv2d_forward_depthwise(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 void conv2d_backprop_input_depthwise(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 void conv2d_backprop_filter_depthwise(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
-// The native bfloat16 NHWC, groups = 1 filter gradient on AVX-512 BF16 (conv2d_fast_bf16.cpp):
+// The native bfloat16 NHWC, groups = 1 filter gradient on AVX-512 BF16 (filter_bf16_native.cpp):
 // float32 accumulation, one rounding to bfloat16. Call only where conv2d_bf16_native_available().
 bool conv2d_bf16_native_available();
 void conv2d_backprop_filter_bf16(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* dy, bfloat16* df);
-// Conv2D and its input gradient the same way (conv2d_fast_bf16_rows.cpp).
+// Conv2D and its input gradient the same way (forward_input_bf16_native.cpp).
 void conv2d_forward_bf16(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y);
 void conv2d_backprop_input_bf16(const ops::Conv2DGeometry& g, const bfloat16* f, const bfloat16* dy, bfloat16* dx);
+
+// The float32 NCHW fast paths of Conv2D and its input gradient (forward_input_nchw_fast.cpp; any
+// stride, dilation, padding and groups, depthwise included; the filter gradient runs on the NHWC
+// kernels, filter_nchw_slabs.cpp): direct convolutions vectorised along the contiguous column axis
+// on the micro-kernels of nchw_microkernels.hpp, reading per-task panels (nchw_panel.hpp), no
+// whole-tensor transposes and no im2col. Workspace: the filter repacked once per call, per-thread
+// panels of a few rows; results do not depend on the thread count. Applies to NCHW without an
+// empty dimension and with moderate strides, paddings and dilations.
+bool conv2d_nchw_fast_path_applies(const ops::Conv2DGeometry& g);
+void conv2d_forward_fast_nchw(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
+void conv2d_backprop_input_fast_nchw(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 
 // Number of fixed reduction chunks of the filter gradient: a function of the shapes only, so
 // partial sums and their combine order never depend on the thread count.

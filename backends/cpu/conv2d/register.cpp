@@ -1,0 +1,43 @@
+// Registers the CPU conv kernels for Conv2D, Conv2DBackpropInput(V2), Conv2DBackpropFilter(V2):
+// the (already validated) geometry from the run-time shapes, then the op's path table (dispatch.cpp),
+// with the path the session or eager call forces, if any.
+#include "dagrad/backends/cpu/register.hpp"
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/core/tensor.hpp"
+
+namespace dagrad::cpu {
+
+void register_conv2d_kernels(KernelRegistry& r) {
+  constexpr auto kCpu = Device::Kind::CPU;
+  add_kernels(r, "Conv2D", kCpu, kBackend, kPriority, kSchemaDTypes, float_kernels([]<class T>() -> KernelFn {
+                return [](KernelContext& c) {
+                  const auto g = ops::conv2d_geometry(c);
+                  Tensor& out = c.allocate_output(0);
+                  conv2d_forward<T>(g, c.input(0).data<T>(), c.input(1).data<T>(), out.data<T>(), c.kernel_path,
+                                    c.op_name());
+                };
+              }));
+  // V1 takes input_sizes and V2 an input tensor; either way the output shape is the input's.
+  for (const char* op : {"Conv2DBackpropInput", "Conv2DBackpropInputV2"}) {
+    add_kernels(r, op, kCpu, kBackend, kPriority, kSchemaDTypes, float_kernels([]<class T>() -> KernelFn {
+                  return [](KernelContext& c) {
+                    const auto g = ops::conv2d_geometry(c);
+                    Tensor& out = c.allocate_output(0);
+                    conv2d_backprop_input<T>(g, c.input(1).data<T>(), c.input(2).data<T>(), out.data<T>(),
+                                             c.kernel_path, c.op_name());
+                  };
+                }));
+  }
+  for (const char* op : {"Conv2DBackpropFilter", "Conv2DBackpropFilterV2"}) {
+    add_kernels(r, op, kCpu, kBackend, kPriority, kSchemaDTypes, float_kernels([]<class T>() -> KernelFn {
+                  return [](KernelContext& c) {
+                    const auto g = ops::conv2d_geometry(c);
+                    Tensor& out = c.allocate_output(0);
+                    conv2d_backprop_filter<T>(g, c.input(0).data<T>(), c.input(2).data<T>(), out.data<T>(),
+                                              c.kernel_path, c.op_name());
+                  };
+                }));
+  }
+}
+
+}  // namespace dagrad::cpu
