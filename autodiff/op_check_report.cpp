@@ -42,7 +42,7 @@ std::string OpCheckReport::table() const {
   }
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-38s %-10s %-9s %-13s %-13s %s\n", "op", "backend", "dtype", "forward", "gradient",
+  std::snprintf(line, sizeof line, "%-36s %-16s %-9s %-13s %-13s %s\n", "op", "backend", "dtype", "forward", "gradient",
                 "second order");
   out += line;
   for (const auto& entry : worst) {
@@ -52,7 +52,7 @@ std::string OpCheckReport::table() const {
       const auto it = checks.find(k);
       return it == checks.end() ? nullptr : it->second;
     };
-    std::snprintf(line, sizeof line, "%-38s %-10s %-9s %-13s %-13s %s\n", std::get<0>(key).c_str(),
+    std::snprintf(line, sizeof line, "%-36s %-16s %-9s %-13s %-13s %s\n", std::get<0>(key).c_str(),
                   std::get<1>(key).c_str(), std::get<2>(key).c_str(), cell(find(CheckKind::Forward)).c_str(),
                   cell(find(CheckKind::Gradient)).c_str(), cell(find(CheckKind::SecondOrder)).c_str());
     out += line;

@@ -78,6 +78,20 @@ const KernelDef& KernelRegistry::get(std::string_view op, Device::Kind device, D
   return *def;
 }
 
+void KernelRegistry::set_paths(std::string_view op, Device::Kind device, std::string_view backend,
+                               std::vector<std::string> paths) {
+  bool found = false;
+  for (auto& [key, defs] : kernels_) {
+    if (std::get<0>(key) != op || std::get<1>(key) != device) continue;
+    for (KernelDef& def : defs) {
+      if (def.backend != backend) continue;
+      def.paths = paths;
+      found = true;
+    }
+  }
+  if (!found) fail(Code::Internal, "kernel paths of ", op, ": no ", backend, " kernel registered");
+}
+
 std::vector<DType> KernelRegistry::schema_dtypes(std::string_view op) const {
   if (ops_ == nullptr) fail(Code::Internal, "kernels of ", op, ": this kernel registry has no op registry");
   const OpDef& def = ops_->get(op);

@@ -71,7 +71,14 @@ struct KernelDef {
   std::string backend;  // "reference", "cpu", "cuda", "cudnn"
   int priority = 0;     // the highest wins unless a backend is asked for by name
   KernelFn fn;
+  // The kernel's paths in its own order of preference (the CPU conv kernels'), which a call can
+  // force by name (KernelContext::kernel_path); empty for a kernel with one way of working.
+  std::vector<std::string> paths;
 };
+
+// The words of the InvalidArgument a kernel raises when a forced path does not apply to the
+// call (as opposed to one that does not exist): check_ops skips such a path for that case.
+inline constexpr std::string_view kPathDoesNotApply = "does not apply to this call";
 
 class OpRegistry;
 
@@ -91,6 +98,8 @@ class KernelRegistry {
   const KernelDef& get(std::string_view op, Device::Kind device, DType dtype, std::string_view backend = {}) const;
   const KernelDef* find(std::string_view op, Device::Kind device, DType dtype, std::string_view backend = {}) const;
   std::vector<const KernelDef*> list(std::string_view op = {}) const;
+  // Declares the paths of every dtype's kernel of (op, device, backend); Internal if there is none.
+  void set_paths(std::string_view op, Device::Kind device, std::string_view backend, std::vector<std::string> paths);
   // The dtypes the kernels of `op` are keyed by: what its kernel type attribute allows (every
   // dtype where it allows any). Throws Internal for an op without a type attribute, an unknown
   // op, or a registry made without an op registry.

@@ -171,3 +171,21 @@ TEST_CASE("check_ops refuses unknown ops, ops without cases and bad orders by na
                     Catch::Matchers::Contains("Placeholder has no cases (graph-only"));
   CHECK_THROWS_WITH(check_ops({.ops = {"Neg"}, .max_order = 3}), Catch::Matchers::Contains("must be 0, 1 or 2, got 3"));
 }
+
+TEST_CASE("check_ops runs the conv cases on each forced path that applies to them", "[cases][conv]") {
+  const OpCheckReport report = check_ops({.ops = {"Conv2D", "Conv2DBackpropInputV2", "Conv2DBackpropFilterV2"},
+                                          .dtypes = {DType::Float32},
+                                          .gradients = false});
+  INFO(report.table());
+  CHECK(report.passed());
+  for (const char* op : {"Conv2D", "Conv2DBackpropInputV2", "Conv2DBackpropFilterV2"}) {
+    INFO(op);
+    std::set<std::string> paths;
+    for (const OpCheckRow& r : report.rows)
+      if (r.op == op && r.status == CheckStatus::Pass && r.backend.rfind("cpu:", 0) == 0) paths.insert(r.backend);
+    // The generic path applies to every case, and the NHWC cases reach a fast path (every path
+    // of every table is covered by tests/backends/cpu/conv2d_paths_test.cpp's sweep).
+    CHECK(paths.count("cpu:generic"));
+    CHECK(paths.count("cpu:nhwc_fast"));
+  }
+}

@@ -10,6 +10,7 @@
 #include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/core/checked.hpp"
 #include "dagrad/core/error.hpp"
+#include "dagrad/core/kernel_registry.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -224,7 +225,7 @@ const ConvPath& conv2d_choose_path(ConvOp computation, std::string_view op, cons
     std::vector<std::string_view> names;
     for (const ConvPath& path : table)
       if (path.applies_to(g, dtype)) names.push_back(path.name);
-    invalid_argument(op, ": kernel path '", forced, "' does not apply to this call (", describe(g, dtype),
+    invalid_argument(op, ": kernel path '", forced, "' ", kPathDoesNotApply, " (", describe(g, dtype),
                      "); the paths that apply: ", joined(names));
   }
   return *it;

@@ -3,6 +3,7 @@
 // with the path the session or eager call forces, if any.
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/paths.hpp"
 #include "dagrad/core/tensor.hpp"
 
 namespace dagrad::cpu {
@@ -37,6 +38,12 @@ void register_conv2d_kernels(KernelRegistry& r) {
                                               c.kernel_path, c.op_name());
                   };
                 }));
+  }
+  // The path tables, for those who force a path (check_ops runs each case on each of them).
+  for (const char* op :
+       {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropInputV2", "Conv2DBackpropFilter", "Conv2DBackpropFilterV2"}) {
+    const auto names = conv2d_paths(op);
+    r.set_paths(op, kCpu, kBackend, std::vector<std::string>(names.begin(), names.end()));
   }
 }
 
