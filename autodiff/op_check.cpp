@@ -38,12 +38,6 @@ std::uint64_t name_seed(std::string_view name) {
   return h;
 }
 
-std::vector<Tensor> make_inputs(const OpCase& c, DType dtype, std::uint64_t seed) {
-  std::vector<Tensor> inputs;
-  for (std::size_t i = 0; i < c.inputs.size(); ++i) inputs.push_back(c.inputs[i].make(dtype, seed + i, inputs));
-  return inputs;
-}
-
 // The attributes completed against the inputs (type attributes bound, defaults filled).
 AttrMap completed(const OpDef& def, AttrMap attrs, const std::vector<Tensor>& inputs) {
   std::vector<DType> dtypes;
@@ -126,7 +120,7 @@ class Checker {
     for (std::size_t k = 0; k < cases.size(); ++k) {
       const OpCase& c = cases[k];
       for (DType dtype : dtypes_of(def, c)) {
-        const std::vector<Tensor> inputs = make_inputs(c, dtype, name_seed(def.name) + 1000 * k);
+        const std::vector<Tensor> inputs = make_case_inputs(c, dtype, name_seed(def.name) + 1000 * k);
         const DType key = def.kernel_dtype(completed(def, c.attrs, inputs));
         forward(def, c, inputs, dtype, key);
         if (options_.gradients && c.gradient_order > 0) gradients(def, c, inputs, dtype, key);
@@ -136,14 +130,8 @@ class Checker {
 
  private:
   std::vector<DType> dtypes_of(const OpDef& def, const OpCase& c) const {
-    std::vector<DType> dtypes = c.dtypes;
-    if (dtypes.empty()) {
-      const AttrDef* key = nullptr;
-      for (const AttrDef& a : def.attrs)
-        if (a.kind == AttrKind::Type && key == nullptr) key = &a;
-      if (key != nullptr && !key->allowed_types.empty()) dtypes = key->allowed_types;
-      if (dtypes.empty()) dtypes = {DType::Float32};
-    }
+    std::vector<DType> dtypes = c.dtypes.empty() ? def.kernel_dtypes() : c.dtypes;
+    if (dtypes.empty()) dtypes = {DType::Float32};  // an op without a type attribute
     if (options_.dtypes.empty()) return dtypes;
     std::vector<DType> chosen;
     for (DType d : dtypes)
@@ -232,10 +220,9 @@ class Checker {
 
   // Gradient checks of each order on the reference kernels (CPU only) and on the device's own.
   void gradients(const OpDef& def, const OpCase& c, const std::vector<Tensor>& inputs, DType dtype, DType key) {
-    const GradientFn* fn = gradient_registry().has_entry(def.name) ? gradient_registry().find(def.name) : nullptr;
-    if (fn == nullptr) {
+    const bool declared = gradient_registry().has_entry(def.name);
+    if (!declared || gradient_registry().find(def.name) == nullptr) {
       OpCheckRow r = row(def, c, "reference", dtype, CheckKind::Gradient);
-      const bool declared = gradient_registry().has_entry(def.name);
       r.status = declared ? CheckStatus::Skip : CheckStatus::Fail;
       r.message = declared ? "declared without gradient" : "no gradient and no explicit no-gradient registered";
       report_.rows.push_back(r);

@@ -2,7 +2,6 @@
 #include "dagrad/core/kernel_registry.hpp"
 
 #include <algorithm>
-#include <iterator>
 
 #include "dagrad/core/op_registry.hpp"
 
@@ -94,13 +93,9 @@ void KernelRegistry::set_paths(std::string_view op, Device::Kind device, std::st
 
 std::vector<DType> KernelRegistry::schema_dtypes(std::string_view op) const {
   if (ops_ == nullptr) fail(Code::Internal, "kernels of ", op, ": this kernel registry has no op registry");
-  const OpDef& def = ops_->get(op);
-  for (const AttrDef& attr : def.attrs) {
-    if (attr.kind != AttrKind::Type) continue;
-    if (!attr.allowed_types.empty()) return attr.allowed_types;
-    return {std::begin(kAllDTypes), std::end(kAllDTypes)};
-  }
-  fail(Code::Internal, "kernels of ", op, ": the op has no type attribute to take dtypes from");
+  std::vector<DType> dtypes = ops_->get(op).kernel_dtypes();
+  if (dtypes.empty()) fail(Code::Internal, "kernels of ", op, ": the op has no type attribute to take dtypes from");
+  return dtypes;
 }
 
 std::vector<const KernelDef*> KernelRegistry::list(std::string_view op) const {

@@ -29,6 +29,12 @@ CaseInput fixed_in_dtype(Tensor value, bool differentiable) {
           differentiable};
 }
 
+std::vector<Tensor> make_case_inputs(const OpCase& c, DType dtype, std::uint64_t seed) {
+  std::vector<Tensor> inputs;
+  for (std::size_t i = 0; i < c.inputs.size(); ++i) inputs.push_back(c.inputs[i].make(dtype, seed + i, inputs));
+  return inputs;
+}
+
 Tensor int32s(std::vector<std::int32_t> values) {
   const auto n = static_cast<std::int64_t>(values.size());
   return Tensor::from_values<std::int32_t>(Shape{n}, values);

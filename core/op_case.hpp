@@ -44,4 +44,7 @@ struct OpCase {
 
 using OpCasesFn = std::function<std::vector<OpCase>()>;
 
+// A case's inputs in `dtype`: input i made from seed + i, after the inputs before it.
+std::vector<Tensor> make_case_inputs(const OpCase& c, DType dtype, std::uint64_t seed);
+
 }  // namespace dagrad

@@ -1,6 +1,8 @@
 // Op schemas: the builder, attribute completion and validation, and the op registry.
 #include "dagrad/core/op_registry.hpp"
 
+#include <iterator>
+
 #include <algorithm>
 
 namespace dagrad {
@@ -17,6 +19,15 @@ DType OpDef::kernel_dtype(const AttrMap& values) const {
     if (a.kind == AttrKind::Type) return get_attr<DType>(values, a.name);
   }
   return DType::Invalid;
+}
+
+std::vector<DType> OpDef::kernel_dtypes() const {
+  for (const auto& a : attrs) {
+    if (a.kind != AttrKind::Type) continue;
+    if (!a.allowed_types.empty()) return a.allowed_types;
+    return {std::begin(kAllDTypes), std::end(kAllDTypes)};
+  }
+  return {};
 }
 
 std::string OpDef::signature() const {

@@ -52,6 +52,8 @@ struct OpDef {
   const AttrDef* find_attr(std::string_view attr) const;
   // The dtype kernels of this op are registered under: the value of its first type attribute.
   DType kernel_dtype(const AttrMap& attrs) const;
+  // The dtypes that attribute allows (every dtype where it allows any); empty without one.
+  std::vector<DType> kernel_dtypes() const;
   std::string signature() const;  // "Conv2D(input: T, filter: T) -> (output: T); T in {...}; ..."
 };
 

@@ -38,14 +38,10 @@ std::string check_floating_dtype(const std::string& text) {
 DType case_dtype(const OpDef& def, const OpCase& c, DType requested) {
   if (requested != DType::Invalid) return requested;
   if (!c.dtypes.empty()) return c.dtypes.front();
-  for (const AttrDef& attr : def.attrs) {
-    if (attr.kind != AttrKind::Type) continue;
-    const auto& allowed = attr.allowed_types;
-    if (allowed.empty() || std::find(allowed.begin(), allowed.end(), DType::Float32) != allowed.end())
-      return DType::Float32;
-    return allowed.front();
-  }
-  return DType::Float32;
+  const std::vector<DType> allowed = def.kernel_dtypes();
+  if (allowed.empty() || std::find(allowed.begin(), allowed.end(), DType::Float32) != allowed.end())
+    return DType::Float32;
+  return allowed.front();
 }
 
 // --case LABEL: the inputs of one of the op's cases, made as `dagrad check` makes them; the case's
@@ -64,8 +60,7 @@ OpInputs case_inputs(const OpDef& def, const std::string& label, DType requested
   attrs = merged;
   OpInputs in;
   const DType dtype = case_dtype(def, *found, requested);
-  for (std::size_t i = 0; i < found->inputs.size(); ++i)
-    in.tensors.push_back(found->inputs[i].make(dtype, i, in.tensors));
+  in.tensors = make_case_inputs(*found, dtype, 0);
   AttrMap complete = attrs;
   std::vector<DType> dtypes;
   for (const Tensor& t : in.tensors) dtypes.push_back(t.dtype());

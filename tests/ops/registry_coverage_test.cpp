@@ -14,20 +14,8 @@ TEST_CASE("every op has a reference kernel for every dtype it allows", "[registr
   const auto ops = op_registry().list();
   REQUIRE(ops.size() >= 15);
   for (const OpDef* def : ops) {
-    const AttrDef* key = nullptr;
-    for (const auto& attr : def->attrs) {
-      if (attr.kind == AttrKind::Type) {
-        key = &attr;
-        break;
-      }
-    }
-    std::vector<DType> dtypes;
-    if (key == nullptr)
-      dtypes = {DType::Invalid};
-    else if (key->allowed_types.empty())
-      dtypes.assign(std::begin(kAllDTypes), std::end(kAllDTypes));
-    else
-      dtypes = key->allowed_types;
+    std::vector<DType> dtypes = def->kernel_dtypes();
+    if (dtypes.empty()) dtypes = {DType::Invalid};  // no type attribute: the dtype-less kernel
     for (DType dtype : dtypes) {
       if (kernel_registry().find(def->name, Device::Kind::CPU, dtype, "reference") == nullptr) {
         missing.push_back(def->name + "/" + std::string(dtype_name(dtype)));
