@@ -23,6 +23,7 @@ struct OpCheckOptions {
   Device device = Device::cpu();  // where the backends' kernels run (the reference runs on the host)
   std::vector<DType> dtypes;      // empty: each case's own dtypes
   int max_order = 2;      // the highest gradient order checked (a case may ask for less; order 2 in float64 only)
+  bool forward = true;    // false: the gradient checks only
   bool gradients = true;  // false: the forward checks only
   // Fast: random directional derivatives (a few runs per input); Full: whole Jacobians (two runs
   // per input element), stronger and slower.

@@ -29,6 +29,12 @@ CaseInput fixed_in_dtype(Tensor value, bool differentiable) {
           differentiable};
 }
 
+CaseInput with_zero_jacobian(CaseInput input) {
+  input.differentiable = false;
+  input.zero_jacobian = true;
+  return input;
+}
+
 std::vector<Tensor> make_case_inputs(const OpCase& c, DType dtype, std::uint64_t seed) {
   std::vector<Tensor> inputs;
   for (std::size_t i = 0; i < c.inputs.size(); ++i) inputs.push_back(c.inputs[i].make(dtype, seed + i, inputs));

@@ -19,6 +19,10 @@ namespace dagrad {
 struct CaseInput {
   std::function<Tensor(DType dtype, std::uint64_t seed, const std::vector<Tensor>& made)> make;
   bool differentiable = true;  // false: held constant by the gradient checks
+  // The outputs do not vary with this input near the case (ReluGrad's features, MaxPoolGrad's
+  // orig_input: they only choose where gradients go): the gradient checks perturb it and require
+  // zero numeric and symbolic Jacobians, exactly.
+  bool zero_jacobian = false;
 };
 
 // Uniform values in [lo, hi) in the dtype under test (integers: rounded), rounded to that dtype.
@@ -28,6 +32,8 @@ CaseInput uniform(Shape shape, double lo = -1, double hi = 1);
 CaseInput fixed(Tensor value);
 // `value` cast to the dtype under test (hand-made data such as probability rows).
 CaseInput fixed_in_dtype(Tensor value, bool differentiable = true);
+// `input` marked as having a zero Jacobian (CaseInput::zero_jacobian).
+CaseInput with_zero_jacobian(CaseInput input);
 // An int32 / int64 vector, for the shape-like inputs.
 Tensor int32s(std::vector<std::int32_t> values);
 Tensor int64s(std::vector<std::int64_t> values);
@@ -37,7 +43,9 @@ struct OpCase {
   std::vector<CaseInput> inputs;
   AttrMap attrs;               // need not name the type attributes the inputs bind
   std::vector<DType> dtypes;   // empty: every dtype the op's kernel type attribute allows
-  int gradient_order = 1;      // highest order checked: 0 none (not differentiable here), 1, 2
+  // Highest order checked: 1 or 2; 0 for none (not differentiable here, or a case sized to cross
+  // the kernels' blocking and threading, too large for finite differences).
+  int gradient_order = 1;
   double tolerance_scale = 1;  // the forward check's per-dtype tolerance times this
   bool exact = false;          // backends must equal the reference bit for bit (selections, integers)
 };

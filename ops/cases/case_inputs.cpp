@@ -61,6 +61,16 @@ CaseInput probabilities(i64 rows, i64 classes) {
   }};
 }
 
+CaseInput class_labels(i64 rows, i64 classes, DType index_dtype) {
+  return {[rows, classes, index_dtype](DType, std::uint64_t seed, const std::vector<Tensor>&) {
+            Tensor t = Tensor::empty(DType::Float64, Shape{rows});
+            SplitMix64 rng(seed, 0x1AB3);
+            for (i64 i = 0; i < rows; ++i) t.data<double>()[i] = static_cast<double>(rng.below(static_cast<std::uint64_t>(classes)));
+            return t.cast(index_dtype);
+          },
+          false};
+}
+
 CaseInput output_of(std::string op, std::vector<int> from, AttrMap attrs, int index) {
   return {[op, from, attrs, index](DType, std::uint64_t, const std::vector<Tensor>& made) {
             std::vector<Tensor> inputs;

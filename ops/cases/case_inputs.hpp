@@ -20,6 +20,8 @@ CaseInput distinct(Shape shape);
 CaseInput small_integers(Shape shape);
 // Rows of positive values summing to 1 (softmax cross-entropy labels), in the dtype under test.
 CaseInput probabilities(std::int64_t rows, std::int64_t classes);
+// `rows` class indices in [0, classes), in `index_dtype` (sparse cross-entropy labels).
+CaseInput class_labels(std::int64_t rows, std::int64_t classes, DType index_dtype = DType::Int32);
 // The output `index` of `op` run on the case's inputs `from` (e.g. MaxPoolGrad's orig_output);
 // held constant by the gradient checks.
 CaseInput output_of(std::string op, std::vector<int> from, AttrMap attrs, int index = 0);

@@ -21,9 +21,18 @@ void register_shape_cases(OpRegistry& r) {
     };
   });
   r.set_cases("BroadcastTo", [] {
+    const auto broadcast = [](const char* label, Shape x, Tensor shape, bool large = false) {
+      return OpCase{.label = label,
+                    .inputs = {uniform(x, -4, 4), fixed(shape)},
+                    .gradient_order = large ? 0 : 1,
+                    .exact = true};
+    };
     return std::vector<OpCase>{
-        {.label = "[3,1] to [2,3,4]", .inputs = {uniform({3, 1}, -4, 4), fixed(int32s({2, 3, 4}))}, .exact = true},
-        {.label = "scalar to [2,2]", .inputs = {uniform({}, -4, 4), fixed(int64s({2, 2}))}, .exact = true},
+        broadcast("[3,1] to [2,3,4]", {3, 1}, int32s({2, 3, 4})),
+        broadcast("scalar to [2,2]", {}, int64s({2, 2})),
+        broadcast("rank 5, inner and outer", {1, 3, 1, 2}, int32s({2, 1, 3, 4, 2})),
+        broadcast("large [90,1] to [90,77]", {90, 1}, int32s({90, 77}), true),
+        broadcast("large [7,1,9] to [4,7,30,9]", {7, 1, 9}, int32s({4, 7, 30, 9}), true),
     };
   });
   r.set_cases("BroadcastGradientArgs", [] {

@@ -121,6 +121,20 @@ void register_scale_op() {
     add_kernels(kernel_registry(), "DagradTestScale", Device::Kind::CPU, "cpu", 10, {DType::Float32, DType::Float64},
                 []<class T>() { return scale_kernel<T>(true); });
     gradient_registry().add("DagradTestScale", scale_gradient(3.0));
+    // The same op with its input wrongly declared as not reaching the output.
+    op_registry().add(OpDefBuilder("DagradTestScaleMislabelled")
+                          .input("x", "T")
+                          .output("y", "T")
+                          .attr_type("T", {DType::Float32, DType::Float64})
+                          .shape_fn([](ShapeContext& c) { c.set_output(0, c.input_shape(0)); })
+                          .doc("y = 3x, its case claiming a zero Jacobian (a test op)")
+                          .cases([] {
+                            return std::vector<OpCase>{{.label = "[4]", .inputs = {with_zero_jacobian(uniform({4}))}}};
+                          })
+                          .build());
+    add_kernels(kernel_registry(), "DagradTestScaleMislabelled", Device::Kind::CPU, "reference", 0,
+                {DType::Float32, DType::Float64}, []<class T>() { return scale_kernel<T>(false); });
+    gradient_registry().add("DagradTestScaleMislabelled", scale_gradient(3.0));
     return true;
   }();
   (void)registered;
@@ -163,6 +177,25 @@ TEST_CASE("a custom op's cases run through check_ops, which catches a wrong kern
   CHECK(worst(wrong_gradient, CheckKind::Forward) == CheckStatus::Pass);
   CHECK(worst(wrong_gradient, CheckKind::Gradient) == CheckStatus::Fail);
   CHECK_THAT(wrong_gradient.json(), Catch::Matchers::Contains("\"status\": \"FAIL\""));
+}
+
+TEST_CASE("an input declared with a zero Jacobian fails the check when the output depends on it", "[cases]") {
+  register_scale_op();
+  const OpCheckReport report = check_ops({.ops = {"DagradTestScaleMislabelled"}, .dtypes = {DType::Float64}});
+  INFO(report.table());
+  CHECK(worst(report, CheckKind::Gradient) == CheckStatus::Fail);
+  CHECK_THAT(report.table(), Catch::Matchers::Contains("gradient: x: expected a zero Jacobian; 4 of 4 perturbations"));
+}
+
+TEST_CASE("the whole case table passes the gradient checks in the fast mode too", "[cases][autodiff]") {
+  // The ctest "check: the op case table on the CPU" runs the full mode (whole Jacobians).
+  std::vector<std::string> library_ops;  // not the test ops registered above, some wrong on purpose
+  for (const OpDef* def : op_registry().list())
+    if (def->cases && def->name.rfind("DagradTest", 0) != 0) library_ops.push_back(def->name);
+  const OpCheckReport report = check_ops({.ops = library_ops, .forward = false, .mode = GradCheckMode::Fast});
+  INFO(report.table());
+  CHECK(report.passed());
+  CHECK(worst(report, CheckKind::SecondOrder) == CheckStatus::Pass);
 }
 
 TEST_CASE("check_ops refuses unknown ops, ops without cases and bad orders by name", "[cases]") {

@@ -90,6 +90,17 @@ TEST_CASE("integer and half arithmetic: wrap-around and one rounding", "[ops]") 
   CHECK(tie.data<half>()[0] == half(1.f));
 }
 
+TEST_CASE("integer Reciprocal of zero is refused by name on the reference and CPU kernels", "[ops]") {
+  for (const char* backend : {"reference", "cpu"}) {
+    INFO(backend);
+    CHECK_THAT(error_of([&] {
+                 run_op("Reciprocal", {Tensor::from_values<std::int32_t>(Shape{3}, {2, 0, 1})}, {},
+                        {.name = {}, .backend = backend});
+               }),
+               Contains("Reciprocal: Integer division by zero"));
+  }
+}
+
 TEST_CASE("Sum and Mean reduce over axes, negative ones included, with keep_dims", "[ops]") {
   Graph g;
   Tensor xv = iota(Shape{2, 3, 4});  // x[i,j,k] = 12 i + 4 j + k
