@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On a machine with an NVIDIA GPU: builds dagrad (Release, CUDA on), runs the [cuda] tests and
-# the conv benchmark (dagrad vs cuDNN, NHWC and NCHW), and prints a summary. Aims at < 8 minutes.
+# On a machine with an NVIDIA GPU: builds dagrad (Release, CUDA on), runs the [cuda] tests, the op
+# case table on CUDA (`dagrad check --device cuda`) and the conv benchmark (dagrad vs cuDNN, NHWC
+# and NCHW), and prints a summary. Aims at < 8 minutes.
 # Usage: scripts/gpu-check.sh [build-dir]   (JOBS=N: build parallelism; CUDA_ARCHS=90: architectures)
 set -uo pipefail
 
@@ -24,7 +25,7 @@ if ! cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDAGRAD_CUDA=ON -D
   echo "configure FAILED (see $log)"; tail -30 "$log"; exit 1
 fi
 grep -q "CUDA backend ON" "$log" || { echo "CUDA backend not enabled: no nvcc found"; exit 1; }
-if ! cmake --build "$build" -j "$jobs" --target dagrad_tests dagrad_cuda_conv_bench >>"$log" 2>&1; then
+if ! cmake --build "$build" -j "$jobs" --target dagrad_tests dagrad_cli dagrad_cuda_conv_bench >>"$log" 2>&1; then
   echo "build FAILED (see $log)"; grep -E "error" "$log" | head -30; exit 1
 fi
 
@@ -32,6 +33,11 @@ step "[cuda] and [cuda-host] tests"
 tests_status=0
 timeout 240 "$build/tests/dagrad_tests" "[cuda],[cuda-host]" 2>&1 | tee "$build/cuda-tests.txt" | tail -40
 tests_status=${PIPESTATUS[0]}
+
+step "the op case table on CUDA (dagrad check --device cuda)"
+timeout 180 "$build/tools/dagrad" check --device cuda 2>&1 | tee "$build/cuda-check.txt" | grep -E "FAIL|passed" | tail -30
+check_status=${PIPESTATUS[0]}
+[ "$check_status" -eq 0 ] || tests_status=$check_status
 
 step "Conv2DBackpropFilterV2 benchmark: dagrad vs cuDNN, NHWC"
 bench_status=0
@@ -47,6 +53,7 @@ nchw_status=${PIPESTATUS[0]}
 step "summary"
 echo "tests:     $( [ "$tests_status" -eq 0 ] && echo passed || echo "FAILED (exit $tests_status)" )" \
   "$(grep -E '^(All tests passed|test cases:)' "$build/cuda-tests.txt" | tail -1)"
+echo "op cases:  $(tail -1 "$build/cuda-check.txt")"
 echo "skipped:   $(grep -c 'SKIPPED' "$build/cuda-tests.txt") warnings saying SKIPPED (must be 0 on a GPU machine)"
 echo "benchmark: $( [ "$bench_status" -eq 0 ] && echo ok || echo "FAILED (exit $bench_status)" )"
 sed -n '/^summary/,$p' "$build/cuda-bench.txt" "$build/cuda-bench-nchw.txt"
