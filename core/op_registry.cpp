@@ -30,6 +30,14 @@ std::vector<DType> OpDef::kernel_dtypes() const {
   return {};
 }
 
+double one_flop_per_output(const OpCall& call) { return static_cast<double>(call.outputs.at(0).num_elements()); }
+double one_flop_per_input(const OpCall& call) { return static_cast<double>(call.inputs.at(0).num_elements()); }
+
+std::optional<double> OpDef::flops(const OpCall& call) const {
+  if (!cost) return std::nullopt;
+  return cost(call);
+}
+
 std::string OpDef::signature() const {
   auto args = [](const std::vector<ArgDef>& list) {
     std::string text;
@@ -160,6 +168,10 @@ OpDefBuilder& OpDefBuilder::doc(std::string text) {
 }
 OpDefBuilder& OpDefBuilder::stateful() {
   def_.stateful = true;
+  return *this;
+}
+OpDefBuilder& OpDefBuilder::cost(OpCostFn fn) {
+  def_.cost = std::move(fn);
   return *this;
 }
 OpDefBuilder& OpDefBuilder::cases(OpCasesFn fn) {

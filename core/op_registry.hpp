@@ -18,6 +18,20 @@ namespace dagrad {
 class ShapeContext;
 using ShapeFn = std::function<void(ShapeContext&)>;
 
+// One call of an op as its cost function sees it: the completed attributes and the shapes.
+struct OpCall {
+  const AttrMap& attrs;
+  const std::vector<Shape>& inputs;
+  const std::vector<Shape>& outputs;
+};
+// The floating-point operations of one call (a multiply-add counts two): GFLOP/s in bench-op
+// and in profiles.
+using OpCostFn = std::function<double(const OpCall&)>;
+// The common costs: one operation per element of the first output (element-wise ops), or of the
+// first input (reductions).
+double one_flop_per_output(const OpCall& call);
+double one_flop_per_input(const OpCall& call);
+
 struct ArgDef {
   std::string name;
   std::string type_attr;              // dtype comes from this type attribute ...
@@ -48,6 +62,7 @@ struct OpDef {
   // (graph-only ops such as Placeholder); a registered op has exactly one of the two.
   OpCasesFn cases;
   std::string no_cases_reason;
+  OpCostFn cost;  // empty: the op's cost is not modelled
 
   const AttrDef* find_attr(std::string_view attr) const;
   // The dtype kernels of this op are registered under: the value of its first type attribute.
@@ -55,6 +70,8 @@ struct OpDef {
   // The dtypes that attribute allows (every dtype where it allows any); empty without one.
   std::vector<DType> kernel_dtypes() const;
   std::string signature() const;  // "Conv2D(input: T, filter: T) -> (output: T); T in {...}; ..."
+  // The cost of one call, when the op models it.
+  std::optional<double> flops(const OpCall& call) const;
 };
 
 class OpDefBuilder {
@@ -85,6 +102,7 @@ class OpDefBuilder {
   OpDefBuilder& stateful();
   OpDefBuilder& cases(OpCasesFn fn);
   OpDefBuilder& no_cases(std::string reason);
+  OpDefBuilder& cost(OpCostFn fn);
   OpDef build();
 
  private:

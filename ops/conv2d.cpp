@@ -110,6 +110,16 @@ void backprop_shape(ShapeContext& c, bool wrt_input, bool from_sizes) {
   set_checked_output(c, wrt_input ? input : filter);
 }
 
+// Two operations per multiply-add of the convolution the op computes. The activation shape is
+// the input's (the input gradient's output), the filter shape the filter's (the filter gradient's output).
+OpCostFn conv_cost(std::string op, bool wrt_input, bool wrt_filter) {
+  return [op, wrt_input, wrt_filter](const OpCall& call) {
+    const Shape& input = wrt_input ? call.outputs.at(0) : call.inputs.at(0);
+    const Shape& filter = wrt_filter ? call.outputs.at(0) : call.inputs.at(1);
+    return conv2d_geometry(op, parse_conv2d_attrs(op, call.attrs), input, filter).flops();
+  };
+}
+
 Output add_conv_node(Graph& g, std::string_view op, std::vector<Output> inputs, const Conv2DOptions& options) {
   return g.output(g.add_node(op, std::move(inputs), conv2d_attr_map(options), options.name).id);
 }
@@ -121,6 +131,7 @@ void register_conv2d_ops(OpRegistry& r) {
   conv.input("input", "T").input("filter", "T").output("output", "T");
   r.add(conv_attrs(conv)
             .shape_fn(conv2d_shape)
+            .cost(conv_cost("Conv2D", false, false))
             .doc(std::string("2-D convolution (cross-correlation) of input with filter.") + kConvAttrsDoc)
             .build());
 
@@ -131,6 +142,7 @@ void register_conv2d_ops(OpRegistry& r) {
       .output("output", "T");
   OpDef input_v1_def = conv_attrs(input_v1)
                            .shape_fn([](ShapeContext& c) { backprop_shape(c, true, true); })
+                           .cost(conv_cost("Conv2DBackpropInput", true, false))
                            .doc(std::string("Gradient of Conv2D with respect to its input, whose shape is given by "
                                             "input_sizes (4 sizes, or 2 spatial sizes).") +
                                 kConvAttrsDoc)
@@ -142,6 +154,7 @@ void register_conv2d_ops(OpRegistry& r) {
   input_v2.input("input", "T").input("filter", "T").input("out_backprop", "T").output("output", "T");
   r.add(conv_attrs(input_v2)
             .shape_fn([](ShapeContext& c) { backprop_shape(c, true, false); })
+            .cost(conv_cost("Conv2DBackpropInputV2", true, false))
             .doc(std::string("Gradient of Conv2D with respect to its input; only the shape of input is used.") +
                  kConvAttrsDoc)
             .build());
@@ -153,6 +166,7 @@ void register_conv2d_ops(OpRegistry& r) {
       .output("output", "T");
   OpDef filter_v1_def = conv_attrs(filter_v1)
                             .shape_fn([](ShapeContext& c) { backprop_shape(c, false, true); })
+                            .cost(conv_cost("Conv2DBackpropFilter", false, true))
                             .doc(std::string("Gradient of Conv2D with respect to its filter, whose shape is given by "
                                              "filter_sizes.") +
                                  kConvAttrsDoc)
@@ -164,6 +178,7 @@ void register_conv2d_ops(OpRegistry& r) {
   filter_v2.input("input", "T").input("filter", "T").input("out_backprop", "T").output("output", "T");
   r.add(conv_attrs(filter_v2)
             .shape_fn([](ShapeContext& c) { backprop_shape(c, false, false); })
+            .cost(conv_cost("Conv2DBackpropFilterV2", false, true))
             .doc(std::string("Gradient of Conv2D with respect to its filter; only the shape of filter is used.") +
                  kConvAttrsDoc)
             .build());

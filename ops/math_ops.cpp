@@ -62,6 +62,7 @@ void register_math_ops(OpRegistry& r) {
               .output("z", "T")
               .attr_type("T", kNumeric)
               .shape_fn(broadcast_binary)
+              .cost(one_flop_per_output)
               .doc(doc)
               .build());
   }
@@ -70,6 +71,7 @@ void register_math_ops(OpRegistry& r) {
             .output("y", "T")
             .attr_type("T", kNumeric)
             .shape_fn(same_shape_as_input)
+            .cost(one_flop_per_output)
             .doc("-x.")
             .build());
   r.add(OpDefBuilder("Reciprocal")
@@ -77,6 +79,7 @@ void register_math_ops(OpRegistry& r) {
             .output("y", "T")
             .attr_type("T", kNumeric)
             .shape_fn(same_shape_as_input)
+            .cost(one_flop_per_output)
             .doc("1 / x (integer division for integers, as TF's).")
             .build());
   r.add(OpDefBuilder("AddN")
@@ -102,6 +105,9 @@ void register_math_ops(OpRegistry& r) {
               }
               c.set_output(0, out);
             })
+            .cost([](const OpCall& call) {
+              return static_cast<double>(call.inputs.size() - 1) * one_flop_per_output(call);
+            })
             .doc("The element-wise sum of N tensors of one shape.")
             .build());
   for (const char* op : {"Sum", "Mean"}) {
@@ -113,6 +119,7 @@ void register_math_ops(OpRegistry& r) {
               .attr_type("T", kNumeric)
               .attr_type("Tidx", {DType::Int32, DType::Int64}, DType::Int32)
               .shape_fn(reduction_shape)
+              .cost(one_flop_per_input)
               .doc(std::string(op) == "Sum" ? "Sum over the given axes." : "Mean over the given axes.")
               .build());
   }

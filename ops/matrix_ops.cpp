@@ -67,6 +67,11 @@ void register_matrix_ops(OpRegistry& r) {
             .attr_bool("transpose_b", false)
             .attr_type("T", kFloats)
             .shape_fn(mat_mul_shape)
+            .cost([](const OpCall& call) {  // 2 m n k
+              const Shape& a = call.inputs.at(0);
+              const std::int64_t k = get_attr<bool>(call.attrs, "transpose_a") ? a[0] : a[1];
+              return 2.0 * static_cast<double>(k) * one_flop_per_output(call);
+            })
             .doc("The matrix product of a and b, either transposed first if asked.")
             .build());
   const std::vector<DType> all(std::begin(kAllDTypes), std::end(kAllDTypes));

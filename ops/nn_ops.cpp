@@ -143,6 +143,7 @@ void register_nn_ops(OpRegistry& r) {
             .attr_type("T", kFloats)
             .attr_string("data_format", formats, "NHWC")
             .shape_fn(bias_add_shape)
+            .cost(one_flop_per_output)
             .doc("value + bias, the 1-D bias broadcast along the channel axis given by data_format.")
             .build());
   r.add(OpDefBuilder("BiasAddGrad")
@@ -151,6 +152,7 @@ void register_nn_ops(OpRegistry& r) {
             .attr_type("T", kFloats)
             .attr_string("data_format", formats, "NHWC")
             .shape_fn(bias_add_grad_shape)
+            .cost(one_flop_per_input)
             .doc("The gradient of BiasAdd for the bias: out_backprop summed over every axis but the channel.")
             .build());
   r.add(OpDefBuilder("Relu")
@@ -158,6 +160,7 @@ void register_nn_ops(OpRegistry& r) {
             .output("activations", "T")
             .attr_type("T", kFloats)
             .shape_fn(same_shape_as_input)
+            .cost(one_flop_per_output)
             .doc("max(features, 0).")
             .build());
   r.add(OpDefBuilder("ReluGrad")
@@ -166,6 +169,7 @@ void register_nn_ops(OpRegistry& r) {
             .output("backprops", "T")
             .attr_type("T", kFloats)
             .shape_fn(relu_grad_shape)
+            .cost(one_flop_per_output)
             .doc("gradients * (features > 0).")
             .build());
   r.add(OpDefBuilder("Softmax")

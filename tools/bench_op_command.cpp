@@ -1,6 +1,6 @@
 // `dagrad bench-op OP ...`: times one op through the same eager path as run-op and prints one
 // JSON line: op, inputs' shapes, attributes, dtype, threads, median and min ms, and GFLOP/s
-// where the op has a flop count (the conv ops: Conv2DGeometry::flops()).
+// where the op has a cost model (OpDef::cost).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -10,7 +10,6 @@
 #include <optional>
 
 #include "dagrad/core/threading.hpp"
-#include "dagrad/ops/conv_geometry.hpp"
 #include "dagrad/tools/command.hpp"
 #include "dagrad/tools/op_options.hpp"
 #include "dagrad/tools/option_checks.hpp"
@@ -45,17 +44,12 @@ std::string json_dims(const Shape& shape) {
   return out + "]";
 }
 
-// The conv ops' flop count from the call's shapes: the activation shape is the input's (for the
-// input gradient, its output's) and the filter shape the filter's (for the filter gradient, its
-// output's). Other ops have none.
+// The op's cost model (OpDef::cost) on this call's shapes, when it has one.
 std::optional<double> op_flops(const PreparedOp& op, const AttrMap& attrs, const std::vector<Tensor>& outputs) {
-  const std::string& name = op.def->name;
-  if (name.rfind("Conv2D", 0) != 0) return std::nullopt;
-  const bool wrt_input = name.rfind("Conv2DBackpropInput", 0) == 0,
-             wrt_filter = name.rfind("Conv2DBackpropFilter", 0) == 0;
-  const Shape& input = wrt_input ? outputs.at(0).shape() : op.inputs.at(0).shape();
-  const Shape& filter = wrt_filter ? outputs.at(0).shape() : op.inputs.at(1).shape();
-  return ops::conv2d_geometry(name, ops::parse_conv2d_attrs(name, attrs), input, filter).flops();
+  std::vector<Shape> inputs, results;
+  for (const Tensor& t : op.inputs) inputs.push_back(t.shape());
+  for (const Tensor& t : outputs) results.push_back(t.shape());
+  return op.def->flops({attrs, inputs, results});
 }
 
 void run(const BenchOptions& o) {
