@@ -30,13 +30,11 @@ void fill(KernelContext& c, double value) {
 }  // namespace
 
 void register_array_kernels(KernelRegistry& r) {
-  const std::initializer_list<DType> all = {DType::Half,  DType::BFloat16, DType::Float32, DType::Float64,
-                                            DType::Int32, DType::Int64,    DType::Bool};
-  add_kernels(r, "ZerosLike", kCpu, kBackend, kPriority, all,
+  add_kernels(r, "ZerosLike", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { fill<T>(c, 0.0); }; });
-  add_kernels(r, "OnesLike", kCpu, kBackend, kPriority, all,
+  add_kernels(r, "OnesLike", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { fill<T>(c, 1.0); }; });
-  add_kernels(r, "Cast", kCpu, kBackend, kPriority, all, []<class S>() -> KernelFn {
+  add_kernels(r, "Cast", kCpu, kBackend, kPriority, kSchemaDTypes, []<class S>() -> KernelFn {
     return [](KernelContext& c) {
       const Tensor& in = c.input(0);
       Tensor& out = c.allocate_output(0);

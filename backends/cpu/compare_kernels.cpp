@@ -119,19 +119,15 @@ void equal(KernelContext& c) {
 }  // namespace
 
 void register_compare_kernels(KernelRegistry& r) {
-  add_kernels(r, "ArgMax", kCpu, kBackend, kPriority,
-              {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64},
-              []<class T>() -> KernelFn {
-                return [](KernelContext& c) {
-                  if (c.output_dtype(0) == DType::Int32)
-                    arg_max<T, std::int32_t>(c);
-                  else
-                    arg_max<T, std::int64_t>(c);
-                };
-              });
-  add_kernels(r, "Equal", kCpu, kBackend, kPriority,
-              {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool},
-              []<class T>() -> KernelFn { return equal<T>; });
+  add_kernels(r, "ArgMax", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      if (c.output_dtype(0) == DType::Int32)
+        arg_max<T, std::int32_t>(c);
+      else
+        arg_max<T, std::int64_t>(c);
+    };
+  });
+  add_kernels(r, "Equal", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn { return equal<T>; });
 }
 
 }  // namespace dagrad::cpu

@@ -159,10 +159,10 @@ void broadcast_to(KernelContext& c) {
 }  // namespace
 
 void register_layout_kernels(KernelRegistry& r) {
-  const std::initializer_list<DType> all = {DType::Half,  DType::BFloat16, DType::Float32, DType::Float64,
-                                            DType::Int32, DType::Int64,    DType::Bool};
-  add_kernels(r, "Transpose", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn { return transpose<T>; });
-  add_kernels(r, "BroadcastTo", kCpu, kBackend, kPriority, all, []<class T>() -> KernelFn { return broadcast_to<T>; });
+  add_kernels(r, "Transpose", kCpu, kBackend, kPriority, kSchemaDTypes,
+              []<class T>() -> KernelFn { return transpose<T>; });
+  add_kernels(r, "BroadcastTo", kCpu, kBackend, kPriority, kSchemaDTypes,
+              []<class T>() -> KernelFn { return broadcast_to<T>; });
 }
 
 }  // namespace dagrad::cpu

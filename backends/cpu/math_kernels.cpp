@@ -19,8 +19,6 @@ namespace {
 using i64 = std::int64_t;
 constexpr auto kCpu = Device::Kind::CPU;
 constexpr i64 kBlock = 16384;  // elements per parallel piece
-const std::initializer_list<DType> kNumeric = {DType::Half,    DType::BFloat16, DType::Float32,
-                                               DType::Float64, DType::Int32,    DType::Int64};
 
 // Arithmetic type: float for half/bfloat16/float, double for double, unsigned (wrapping) for ints.
 template <class T>
@@ -243,17 +241,17 @@ void reciprocal(KernelContext& c) {
 
 void register_math_kernels(KernelRegistry& r) {
   for (const char* op : {"Add", "AddV2"}) {
-    add_kernels(r, op, kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+    add_kernels(r, op, kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
       return [](KernelContext& c) { binary<T>(c, [](auto a, auto b) { return a + b; }); };
     });
   }
-  add_kernels(r, "Sub", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+  add_kernels(r, "Sub", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) { binary<T>(c, [](auto a, auto b) { return a - b; }); };
   });
-  add_kernels(r, "Mul", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+  add_kernels(r, "Mul", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) { binary<T>(c, [](auto a, auto b) { return a * b; }); };
   });
-  add_kernels(r, "Neg", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+  add_kernels(r, "Neg", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
       Tensor& out = c.allocate_output(0);
@@ -268,9 +266,9 @@ void register_math_kernels(KernelRegistry& r) {
       });
     };
   });
-  add_kernels(r, "Reciprocal", kCpu, kBackend, kPriority, kNumeric,
+  add_kernels(r, "Reciprocal", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return reciprocal<T>; });
-  add_kernels(r, "AddN", kCpu, kBackend, kPriority, kNumeric, []<class T>() -> KernelFn {
+  add_kernels(r, "AddN", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Tensor& out = c.allocate_output(0);
       T* y = out.data<T>();
@@ -286,9 +284,9 @@ void register_math_kernels(KernelRegistry& r) {
       });
     };
   });
-  add_kernels(r, "Sum", kCpu, kBackend, kPriority, kNumeric,
+  add_kernels(r, "Sum", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { reduce<T>(c, false); }; });
-  add_kernels(r, "Mean", kCpu, kBackend, kPriority, kNumeric,
+  add_kernels(r, "Mean", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { reduce<T>(c, true); }; });
 }
 

@@ -129,8 +129,7 @@ void mat_mul(KernelContext& c) {
 }  // namespace
 
 void register_matmul_kernels(KernelRegistry& r) {
-  add_kernels(r, "MatMul", Device::Kind::CPU, kBackend, kPriority,
-              {DType::Half, DType::BFloat16, DType::Float32, DType::Float64},
+  add_kernels(r, "MatMul", Device::Kind::CPU, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return mat_mul<T>; }));
 }
 

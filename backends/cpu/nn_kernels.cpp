@@ -197,14 +197,13 @@ void bias_add_grad(KernelContext& c) {
 }  // namespace
 
 void register_nn_kernels(KernelRegistry& r) {
-  const std::initializer_list<DType> types = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
-  add_kernels(r, "BiasAdd", kCpu, kBackend, kPriority, types,
+  add_kernels(r, "BiasAdd", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return bias_add<T>; }));
-  add_kernels(r, "BiasAddGrad", kCpu, kBackend, kPriority, types,
+  add_kernels(r, "BiasAddGrad", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return bias_add_grad<T>; }));
-  add_kernels(r, "Relu", kCpu, kBackend, kPriority, types,
+  add_kernels(r, "Relu", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return relu<T>; }));
-  add_kernels(r, "ReluGrad", kCpu, kBackend, kPriority, types,
+  add_kernels(r, "ReluGrad", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return relu_grad<T>; }));
 }
 

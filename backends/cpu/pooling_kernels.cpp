@@ -22,7 +22,6 @@ namespace {
 using i64 = std::int64_t;
 using ops::Pool2DGeometry;
 constexpr auto kCpu = Device::Kind::CPU;
-const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
 Pool2DGeometry geometry(KernelContext& c, const Shape& input) {
   return ops::pool2d_geometry(c.op_name(), c.attrs(), input);
@@ -224,15 +223,15 @@ void avg_pool_grad(KernelContext& c) {
 }  // namespace
 
 void register_pooling_kernels(KernelRegistry& r) {
-  add_kernels(r, "MaxPool", kCpu, kBackend, kPriority, kFloats,
+  add_kernels(r, "MaxPool", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return max_pool<T>; }));
-  add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kFloats,
+  add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return max_pool_grad<T>; }));
-  add_kernels(r, "MaxPoolGradGrad", kCpu, kBackend, kPriority, kFloats,
+  add_kernels(r, "MaxPoolGradGrad", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return max_pool_grad_grad<T>; }));
-  add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, kFloats,
+  add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return avg_pool<T>; }));
-  add_kernels(r, "AvgPoolGrad", kCpu, kBackend, kPriority, kFloats,
+  add_kernels(r, "AvgPoolGrad", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return avg_pool_grad<T>; }));
 }
 

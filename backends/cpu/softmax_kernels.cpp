@@ -126,14 +126,13 @@ void xent(KernelContext& c) {
 }  // namespace
 
 void register_softmax_kernels(KernelRegistry& r) {
-  const std::initializer_list<DType> types = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
-  add_kernels(r, "Softmax", kCpu, kBackend, kPriority, types,
+  add_kernels(r, "Softmax", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return [](KernelContext& c) { softmax<T>(c, false); }; }));
-  add_kernels(r, "LogSoftmax", kCpu, kBackend, kPriority, types,
+  add_kernels(r, "LogSoftmax", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return [](KernelContext& c) { softmax<T>(c, true); }; }));
-  add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, types,
+  add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return xent<T>; }));
-  add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, types,
+  add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn {
                 return [](KernelContext& c) {
                   if (c.input(1).dtype() == DType::Int32)

@@ -16,7 +16,6 @@ namespace {
 using i64 = std::int64_t;
 constexpr auto kCpu = Device::Kind::CPU;
 constexpr i64 kBlock = 16384;  // elements per parallel piece
-const std::initializer_list<DType> kFloats = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
 template <class F>
 void blocks(i64 n, F&& body) {
@@ -72,11 +71,11 @@ void adam(KernelContext& c) {
 }  // namespace
 
 void register_training_kernels(KernelRegistry& r) {
-  add_kernels(r, "ApplyGradientDescent", kCpu, kBackend, kPriority, kFloats,
+  add_kernels(r, "ApplyGradientDescent", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return gradient_descent<T>; });
-  add_kernels(r, "ApplyMomentum", kCpu, kBackend, kPriority, kFloats,
+  add_kernels(r, "ApplyMomentum", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return momentum<T>; });
-  add_kernels(r, "ApplyAdam", kCpu, kBackend, kPriority, kFloats, []<class T>() -> KernelFn { return adam<T>; });
+  add_kernels(r, "ApplyAdam", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn { return adam<T>; });
 }
 
 }  // namespace dagrad::cpu

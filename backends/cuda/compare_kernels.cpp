@@ -5,7 +5,7 @@
 namespace dagrad::cuda {
 
 void register_compare_kernels(KernelRegistry& r) {
-  add_kernels(r, "ArgMax", kCuda, kBackend, kPriority, kNumericTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "ArgMax", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       const Tensor& in = c.input(0);
@@ -16,7 +16,7 @@ void register_compare_kernels(KernelRegistry& r) {
                      split_at_axis(in.shape().dims(), static_cast<int>(axis)), launch.stream);
     };
   });
-  add_kernels(r, "Equal", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "Equal", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       const Tensor& x = c.input(0);

@@ -63,10 +63,10 @@ void register_conv2d_kernels(KernelRegistry& r) {
                                                   {"Conv2DBackpropFilter", ConvKind::BackpropFilter},
                                                   {"Conv2DBackpropFilterV2", ConvKind::BackpropFilter}};
   for (const auto& [op, kind] : ops) {
-    add_kernels(r, op, kCuda, kBackend, kPriority, kFloatTypes,
+    add_kernels(r, op, kCuda, kBackend, kPriority, kSchemaDTypes,
                 [kind]<class T>() -> KernelFn { return [kind](KernelContext& c) { run_own_conv(c, kind); }; });
 #ifdef DAGRAD_WITH_CUDNN
-    add_kernels(r, op, kCuda, kCudnnBackend, kCudnnPriority, kFloatTypes, [kind]<class T>() -> KernelFn {
+    add_kernels(r, op, kCuda, kCudnnBackend, kCudnnPriority, kSchemaDTypes, [kind]<class T>() -> KernelFn {
       return [kind](KernelContext& c) {
         // use_cudnn_on_gpu=false, or a case cuDNN cannot do deterministically: dagrad's kernel.
         if (!c.attr<bool>("use_cudnn_on_gpu") || !run_cudnn_conv(c, kind)) run_own_conv(c, kind);

@@ -19,11 +19,6 @@ static_assert(static_cast<int>(ElemType::Half) == static_cast<int>(DType::Half) 
 inline ElemType elem(DType dtype) { return static_cast<ElemType>(dtype); }
 
 inline constexpr auto kCuda = Device::Kind::CUDA;
-inline const std::initializer_list<DType> kAllTypes = {DType::Half,  DType::BFloat16, DType::Float32, DType::Float64,
-                                                       DType::Int32, DType::Int64,    DType::Bool};
-inline const std::initializer_list<DType> kNumericTypes = {DType::Half,    DType::BFloat16, DType::Float32,
-                                                           DType::Float64, DType::Int32,    DType::Int64};
-inline const std::initializer_list<DType> kFloatTypes = {DType::Half, DType::BFloat16, DType::Float32, DType::Float64};
 
 // Kernels run on the context's device, on the session's stream (null: the legacy default stream).
 struct Launch {

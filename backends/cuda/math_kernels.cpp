@@ -95,23 +95,23 @@ void reciprocal(KernelContext& c) {
 void register_math_kernels(KernelRegistry& r) {
   for (auto [op, kind] : {std::pair{"Add", BinaryOp::Add}, std::pair{"AddV2", BinaryOp::Add},
                           std::pair{"Sub", BinaryOp::Sub}, std::pair{"Mul", BinaryOp::Mul}}) {
-    add_kernels(r, op, kCuda, kBackend, kPriority, kNumericTypes,
+    add_kernels(r, op, kCuda, kBackend, kPriority, kSchemaDTypes,
                 [kind]<class T>() -> KernelFn { return [kind](KernelContext& c) { binary(c, kind); }; });
   }
-  add_kernels(r, "Neg", kCuda, kBackend, kPriority, kNumericTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "Neg", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& out = c.allocate_output(0);
       launch_neg(elem(out.dtype()), c.input(0).raw_data(), out.raw_data(), out.num_elements(), launch.stream);
     };
   });
-  add_kernels(r, "Reciprocal", kCuda, kBackend, kPriority, kNumericTypes,
+  add_kernels(r, "Reciprocal", kCuda, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { reciprocal(c); }; });
-  add_kernels(r, "AddN", kCuda, kBackend, kPriority, kNumericTypes,
+  add_kernels(r, "AddN", kCuda, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { add_n(c); }; });
-  add_kernels(r, "Sum", kCuda, kBackend, kPriority, kNumericTypes,
+  add_kernels(r, "Sum", kCuda, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { reduce(c, false); }; });
-  add_kernels(r, "Mean", kCuda, kBackend, kPriority, kNumericTypes,
+  add_kernels(r, "Mean", kCuda, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { reduce(c, true); }; });
 }
 

@@ -88,9 +88,9 @@ void mat_mul(KernelContext& c) {
 }  // namespace
 
 void register_matrix_kernels(KernelRegistry& r) {
-  add_kernels(r, "MatMul", kCuda, kBackend, kPriority, kFloatTypes,
+  add_kernels(r, "MatMul", kCuda, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { mat_mul(c); }; });
-  add_kernels(r, "Transpose", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "Transpose", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       const Tensor& x = c.input(0);

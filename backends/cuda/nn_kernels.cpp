@@ -44,7 +44,7 @@ void sparse_xent(KernelContext& c) {
 }  // namespace
 
 void register_nn_kernels(KernelRegistry& r) {
-  add_kernels(r, "BiasAdd", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "BiasAdd", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       const Tensor& value = c.input(0);
@@ -54,16 +54,16 @@ void register_nn_kernels(KernelRegistry& r) {
                       s.channels, s.inner, launch.stream);
     };
   });
-  add_kernels(r, "BiasAddGrad", kCuda, kBackend, kPriority, kFloatTypes,
+  add_kernels(r, "BiasAddGrad", kCuda, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { bias_add_grad(c); }; });
-  add_kernels(r, "Relu", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "Relu", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& out = c.allocate_output(0);
       launch_relu(elem(out.dtype()), c.input(0).raw_data(), out.raw_data(), out.num_elements(), launch.stream);
     };
   });
-  add_kernels(r, "ReluGrad", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "ReluGrad", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& out = c.allocate_output(0);
@@ -72,7 +72,7 @@ void register_nn_kernels(KernelRegistry& r) {
     };
   });
   for (auto [op, log] : {std::pair{"Softmax", false}, std::pair{"LogSoftmax", true}}) {
-    add_kernels(r, op, kCuda, kBackend, kPriority, kFloatTypes, [log]<class T>() -> KernelFn {
+    add_kernels(r, op, kCuda, kBackend, kPriority, kSchemaDTypes, [log]<class T>() -> KernelFn {
       return [log](KernelContext& c) {
         Launch launch(c);
         const Tensor& in = c.input(0);
@@ -82,7 +82,7 @@ void register_nn_kernels(KernelRegistry& r) {
       };
     });
   }
-  add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "SoftmaxCrossEntropyWithLogits", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       const Tensor& logits = c.input(0);
@@ -92,7 +92,7 @@ void register_nn_kernels(KernelRegistry& r) {
                           backprop.raw_data(), logits.shape()[0], logits.shape()[1], launch.stream);
     };
   });
-  add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCuda, kBackend, kPriority, kFloatTypes,
+  add_kernels(r, "SparseSoftmaxCrossEntropyWithLogits", kCuda, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { sparse_xent(c); }; });
 }
 

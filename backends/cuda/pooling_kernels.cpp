@@ -30,7 +30,7 @@ void max_pool_grad(KernelContext& c) {
 }  // namespace
 
 void register_pooling_kernels(KernelRegistry& r) {
-  add_kernels(r, "MaxPool", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "MaxPool", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& out = c.allocate_output(0);
@@ -38,7 +38,7 @@ void register_pooling_kernels(KernelRegistry& r) {
                       launch.stream);
     };
   });
-  add_kernels(r, "AvgPool", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "AvgPool", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& out = c.allocate_output(0);
@@ -46,9 +46,9 @@ void register_pooling_kernels(KernelRegistry& r) {
                       launch.stream);
     };
   });
-  add_kernels(r, "MaxPoolGrad", kCuda, kBackend, kPriority, kFloatTypes,
+  add_kernels(r, "MaxPoolGrad", kCuda, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return [](KernelContext& c) { max_pool_grad(c); }; });
-  add_kernels(r, "MaxPoolGradGrad", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "MaxPoolGradGrad", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& out = c.allocate_output(0);
@@ -56,7 +56,7 @@ void register_pooling_kernels(KernelRegistry& r) {
                                 pool_index(c, c.input(0).shape()), launch.stream);
     };
   });
-  add_kernels(r, "AvgPoolGrad", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "AvgPoolGrad", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& out = c.allocate_output(0);  // orig_input_shape (a host input) gave its shape

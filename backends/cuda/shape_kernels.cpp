@@ -31,13 +31,13 @@ Tensor host_index_vector(const KernelContext& c, int output, const std::vector<s
 }  // namespace
 
 void register_shape_kernels(KernelRegistry& r) {
-  add_kernels(r, "Shape", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "Shape", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) { c.set_output(0, host_index_vector(c, 0, c.input(0).shape().dims())); };
   });
-  add_kernels(r, "Reshape", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "Reshape", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) { c.set_output(0, c.input(0).reshaped(c.output_shape(0))); };
   });
-  add_kernels(r, "BroadcastTo", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "BroadcastTo", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       const Tensor& in = c.input(0);
@@ -50,15 +50,13 @@ void register_shape_kernels(KernelRegistry& r) {
       launch_gather(elem(in.dtype()), in.raw_data(), out.raw_data(), index, launch.stream);
     };
   });
-  add_kernels(r, "BroadcastGradientArgs", kCuda, kBackend, kPriority, {DType::Int32, DType::Int64},
-              []<class T>() -> KernelFn {
-                return [](KernelContext& c) {
-                  const auto [r0, r1] =
-                      ops::broadcast_reduction_axes(c.input(0).to_int64_vector(), c.input(1).to_int64_vector());
-                  c.set_output(0, host_index_vector(c, 0, r0));
-                  c.set_output(1, host_index_vector(c, 1, r1));
-                };
-              });
+  add_kernels(r, "BroadcastGradientArgs", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) {
+      const auto [r0, r1] = ops::broadcast_reduction_axes(c.input(0).to_int64_vector(), c.input(1).to_int64_vector());
+      c.set_output(0, host_index_vector(c, 0, r0));
+      c.set_output(1, host_index_vector(c, 1, r1));
+    };
+  });
 }
 
 }  // namespace dagrad::cuda

@@ -13,7 +13,7 @@ VariableStore& store(KernelContext& c) {
 }  // namespace
 
 void register_state_kernels(KernelRegistry& r) {
-  add_kernels(r, "VariableV2", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "VariableV2", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const std::string& name = c.variable_names.back();
       Tensor value = store(c).get_or_undefined(name);
@@ -29,7 +29,7 @@ void register_state_kernels(KernelRegistry& r) {
       c.set_output(0, std::move(value));
     };
   });
-  add_kernels(r, "Assign", kCuda, kBackend, kPriority, kAllTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "Assign", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor value = c.input(1).clone();  // a device-to-device copy, ordered after queued kernels

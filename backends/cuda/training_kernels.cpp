@@ -21,7 +21,7 @@ const void* scalar(const KernelContext& c, int i) { return c.input(i).raw_data()
 }  // namespace
 
 void register_training_kernels(KernelRegistry& r) {
-  add_kernels(r, "ApplyGradientDescent", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "ApplyGradientDescent", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& var = ref_input(c, 0, 2);
@@ -30,7 +30,7 @@ void register_training_kernels(KernelRegistry& r) {
       c.set_output(0, var);
     };
   });
-  add_kernels(r, "ApplyMomentum", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "ApplyMomentum", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& var = ref_input(c, 0, 3);
@@ -40,7 +40,7 @@ void register_training_kernels(KernelRegistry& r) {
       c.set_output(0, var);
     };
   });
-  add_kernels(r, "ApplyAdam", kCuda, kBackend, kPriority, kFloatTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "ApplyAdam", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);
       Tensor& var = ref_input(c, 0, 9);
