@@ -14,6 +14,8 @@
 #include <dagrad/autodiff/op_check.hpp>
 #include <dagrad/dagrad.hpp>
 
+#include "support/cuda_testing.hpp"
+
 using namespace dagrad;
 
 namespace {
@@ -41,19 +43,35 @@ TEST_CASE("every registered op has cases or says why it has none", "[cases]") {
   CHECK(both.empty());
 }
 
-TEST_CASE("the op cases exercise every registered CPU kernel", "[cases]") {
-  OpCheckOptions options;
-  options.gradients = false;
-  const OpCheckReport report = check_ops(options);
+namespace {
+
+// The kernels of `device` that check_ops' forward checks never ran, as op/dtype/backend.
+std::vector<std::string> unexercised_kernels(Device device, const OpCheckReport& report) {
   const std::set<const KernelDef*> run(report.kernels_run.begin(), report.kernels_run.end());
-  std::vector<std::string> unexercised;
+  std::vector<std::string> missing;
   for (const KernelDef* k : kernel_registry().list()) {
-    if (k->device != Device::Kind::CPU || run.count(k)) continue;
-    const OpDef& def = op_registry().get(k->op);
-    if (!def.cases) continue;  // the ops without cases say why (the test above)
-    unexercised.push_back(k->op + "/" + std::string(dtype_name(k->dtype)) + "/" + k->backend);
+    if (k->device != device.kind || run.count(k)) continue;
+    if (!op_registry().get(k->op).cases) continue;  // the ops without cases say why (the test above)
+    missing.push_back(k->op + "/" + std::string(dtype_name(k->dtype)) + "/" + k->backend);
   }
+  return missing;
+}
+
+}  // namespace
+
+TEST_CASE("the op cases exercise every registered CPU kernel", "[cases]") {
+  const auto unexercised = unexercised_kernels(Device::cpu(), check_ops({.gradients = false}));
   INFO("CPU kernels no case runs: " << Catch::Detail::stringify(unexercised));
+  CHECK(unexercised.empty());
+}
+
+TEST_CASE("the op cases pass on CUDA and exercise every registered CUDA kernel", "[cases][cuda]") {
+  DAGRAD_SKIP_WITHOUT_CUDA_DEVICE();
+  const OpCheckReport report = check_ops({.device = Device::cuda(), .gradients = false});
+  INFO(report.table());
+  CHECK(report.passed());
+  const auto unexercised = unexercised_kernels(Device::cuda(), report);
+  INFO("CUDA kernels no case runs: " << Catch::Detail::stringify(unexercised));
   CHECK(unexercised.empty());
 }
 
