@@ -284,8 +284,8 @@ class Checker {
           if (zero_jacobian) continue;
           if (r.message.empty())
             r.message = str_cat(in.name, ": expected a zero Jacobian; ", in.changed_output, " of ", in.perturbations,
-                                " perturbations changed the output, max |numeric| ", in.max_abs_numeric,
-                                ", error ", in.abs_error);
+                                " perturbations changed the output, max |numeric| ", in.max_abs_numeric, ", error ",
+                                in.abs_error);
           continue;
         }
         passed |= in.status == InputCheck::Status::Passed;

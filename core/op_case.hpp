@@ -41,8 +41,8 @@ Tensor int64s(std::vector<std::int64_t> values);
 struct OpCase {
   std::string label;  // what the case covers, e.g. "NCHW SAME stride 2"
   std::vector<CaseInput> inputs;
-  AttrMap attrs;               // need not name the type attributes the inputs bind
-  std::vector<DType> dtypes;   // empty: every dtype the op's kernel type attribute allows
+  AttrMap attrs;              // need not name the type attributes the inputs bind
+  std::vector<DType> dtypes;  // empty: every dtype the op's kernel type attribute allows
   // Highest order checked: 1 or 2; 0 for none (not differentiable here, or a case sized to cross
   // the kernels' blocking and threading, too large for finite differences).
   int gradient_order = 1;

@@ -20,8 +20,8 @@ void register_array_cases(OpRegistry& r) {
   // between floating dtypes.
   r.set_cases("Cast", [] {
     std::vector<OpCase> cases;
-    for (const DType to : {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64,
-                           DType::Bool}) {
+    for (const DType to :
+         {DType::Half, DType::BFloat16, DType::Float32, DType::Float64, DType::Int32, DType::Int64, DType::Bool}) {
       const bool floating = is_floating(to);
       cases.push_back({.label = str_cat("to ", dtype_name(to)),
                        .inputs = {uniform({2, 3}, -4, 4)},

@@ -65,7 +65,8 @@ CaseInput class_labels(i64 rows, i64 classes, DType index_dtype) {
   return {[rows, classes, index_dtype](DType, std::uint64_t seed, const std::vector<Tensor>&) {
             Tensor t = Tensor::empty(DType::Float64, Shape{rows});
             SplitMix64 rng(seed, 0x1AB3);
-            for (i64 i = 0; i < rows; ++i) t.data<double>()[i] = static_cast<double>(rng.below(static_cast<std::uint64_t>(classes)));
+            for (i64 i = 0; i < rows; ++i)
+              t.data<double>()[i] = static_cast<double>(rng.below(static_cast<std::uint64_t>(classes)));
             return t.cast(index_dtype);
           },
           false};

@@ -32,9 +32,9 @@ void register_math_cases(OpRegistry& r) {
   for (const char* op : {"Add", "AddV2", "Sub"}) r.set_cases(op, [] { return binary_cases(1); });
   r.set_cases("Mul", [] { return binary_cases(2); });
   r.set_cases("Neg", [] {
-    return std::vector<OpCase>{{.label = "[4]", .inputs = {uniform({4}, -4, 4)}, .exact = true},
-                               {.label = "large [37,90]", .inputs = {uniform({37, 90}, -4, 4)}, .gradient_order = 0,
-                                .exact = true}};
+    return std::vector<OpCase>{
+        {.label = "[4]", .inputs = {uniform({4}, -4, 4)}, .exact = true},
+        {.label = "large [37,90]", .inputs = {uniform({37, 90}, -4, 4)}, .gradient_order = 0, .exact = true}};
   });
   r.set_cases("Reciprocal", [] {
     return std::vector<OpCase>{

@@ -17,21 +17,19 @@ void register_matrix_cases(OpRegistry& r) {
                          .attrs = attrs,
                          .gradient_order = 2});
         // m = 63, k = 450, n = 45: several register tiles, k blocks and threads' rows.
-        cases.push_back({.label = "large " + label,
-                         .inputs = {uniform(ta ? Shape{450, 63} : Shape{63, 450}),
-                                    uniform(tb ? Shape{45, 450} : Shape{450, 45})},
-                         .attrs = attrs,
-                         .gradient_order = 0});
+        cases.push_back(
+            {.label = "large " + label,
+             .inputs = {uniform(ta ? Shape{450, 63} : Shape{63, 450}), uniform(tb ? Shape{45, 450} : Shape{450, 45})},
+             .attrs = attrs,
+             .gradient_order = 0});
       }
     }
     return cases;
   });
   r.set_cases("Transpose", [] {
     const auto transpose = [](const char* label, Shape x, Tensor perm, bool large = false) {
-      return OpCase{.label = label,
-                    .inputs = {uniform(x, -4, 4), fixed(perm)},
-                    .gradient_order = large ? 0 : 1,
-                    .exact = true};
+      return OpCase{
+          .label = label, .inputs = {uniform(x, -4, 4), fixed(perm)}, .gradient_order = large ? 0 : 1, .exact = true};
     };
     return std::vector<OpCase>{
         transpose("rank 3, int32 perm", {2, 3, 4}, int32s({2, 0, 1})),

@@ -72,9 +72,7 @@ void register_nn_cases(OpRegistry& r) {
     return std::vector<OpCase>{
         {.label = "int32 labels", .inputs = {uniform({3, 4}, -2, 2), fixed(int32s({0, 3, 1}))}, .gradient_order = 2},
         {.label = "int64 labels", .inputs = {uniform({2, 5}, -2, 2), fixed(int64s({4, 0}))}, .gradient_order = 2},
-        {.label = "large [63,45]",
-         .inputs = {uniform({63, 45}, -3, 3), class_labels(63, 45)},
-         .gradient_order = 0},
+        {.label = "large [63,45]", .inputs = {uniform({63, 45}, -3, 3), class_labels(63, 45)}, .gradient_order = 0},
     };
   });
 }

@@ -82,11 +82,10 @@ void register_pooling_cases(OpRegistry& r) {
               }));
   r.set_cases("MaxPoolGradGrad", cases_of(true, true, [](const Window& w) {
                 return std::vector<CaseInput>{with_zero_jacobian(distinct(w.input)),
-                                              with_zero_jacobian(output_of("MaxPool", {0}, w.attrs)),
-                                              uniform(w.input)};
+                                              with_zero_jacobian(output_of("MaxPool", {0}, w.attrs)), uniform(w.input)};
               }));
-  r.set_cases("AvgPool", cases_of(false, false,
-                                  [](const Window& w) { return std::vector<CaseInput>{uniform(w.input)}; }));
+  r.set_cases("AvgPool",
+              cases_of(false, false, [](const Window& w) { return std::vector<CaseInput>{uniform(w.input)}; }));
   r.set_cases("AvgPoolGrad", cases_of(false, false, [](const Window& w) {
                 return std::vector<CaseInput>{fixed(int32_dims(w.input)), uniform(pooled_shape(w))};
               }));

@@ -22,10 +22,8 @@ void register_shape_cases(OpRegistry& r) {
   });
   r.set_cases("BroadcastTo", [] {
     const auto broadcast = [](const char* label, Shape x, Tensor shape, bool large = false) {
-      return OpCase{.label = label,
-                    .inputs = {uniform(x, -4, 4), fixed(shape)},
-                    .gradient_order = large ? 0 : 1,
-                    .exact = true};
+      return OpCase{
+          .label = label, .inputs = {uniform(x, -4, 4), fixed(shape)}, .gradient_order = large ? 0 : 1, .exact = true};
     };
     return std::vector<OpCase>{
         broadcast("[3,1] to [2,3,4]", {3, 1}, int32s({2, 3, 4})),

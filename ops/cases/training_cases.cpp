@@ -33,21 +33,25 @@ std::vector<OpCase> with_flags(const std::function<std::vector<CaseInput>(Shape)
 
 void register_training_cases(OpRegistry& r) {
   r.set_cases("ApplyGradientDescent", [] {
-    return with_flags([](Shape s) { return std::vector<CaseInput>{uniform(s), scalar(0.1), uniform(s)}; },
-                      {"use_locking"});
+    return with_flags(
+        [](Shape s) {
+          return std::vector<CaseInput>{uniform(s), scalar(0.1), uniform(s)};
+        },
+        {"use_locking"});
   });
   r.set_cases("ApplyMomentum", [] {
     return with_flags(
-        [](Shape s) { return std::vector<CaseInput>{uniform(s), uniform(s), scalar(0.05), uniform(s), scalar(0.9)}; },
+        [](Shape s) {
+          return std::vector<CaseInput>{uniform(s), uniform(s), scalar(0.05), uniform(s), scalar(0.9)};
+        },
         {"use_locking", "use_nesterov"});
   });
   // v, a running mean of squares, is positive.
   r.set_cases("ApplyAdam", [] {
     return with_flags(
         [](Shape s) {
-          return std::vector<CaseInput>{uniform(s),   uniform(s),    uniform(s, 0.01, 1), scalar(0.81),
-                                        scalar(0.998), scalar(0.01), scalar(0.9),        scalar(0.999),
-                                        scalar(1e-3),  uniform(s)};
+          return std::vector<CaseInput>{uniform(s),   uniform(s),  uniform(s, 0.01, 1), scalar(0.81), scalar(0.998),
+                                        scalar(0.01), scalar(0.9), scalar(0.999),       scalar(1e-3), uniform(s)};
         },
         {"use_locking", "use_nesterov"});
   });

@@ -140,16 +140,15 @@ void register_scale_op() {
                 []<class T>() { return scale_kernel<T>(true); });
     gradient_registry().add("DagradTestScale", scale_gradient(3.0));
     // The same op with its input wrongly declared as not reaching the output.
-    op_registry().add(OpDefBuilder("DagradTestScaleMislabelled")
-                          .input("x", "T")
-                          .output("y", "T")
-                          .attr_type("T", {DType::Float32, DType::Float64})
-                          .shape_fn([](ShapeContext& c) { c.set_output(0, c.input_shape(0)); })
-                          .doc("y = 3x, its case claiming a zero Jacobian (a test op)")
-                          .cases([] {
-                            return std::vector<OpCase>{{.label = "[4]", .inputs = {with_zero_jacobian(uniform({4}))}}};
-                          })
-                          .build());
+    op_registry().add(
+        OpDefBuilder("DagradTestScaleMislabelled")
+            .input("x", "T")
+            .output("y", "T")
+            .attr_type("T", {DType::Float32, DType::Float64})
+            .shape_fn([](ShapeContext& c) { c.set_output(0, c.input_shape(0)); })
+            .doc("y = 3x, its case claiming a zero Jacobian (a test op)")
+            .cases([] { return std::vector<OpCase>{{.label = "[4]", .inputs = {with_zero_jacobian(uniform({4}))}}}; })
+            .build());
     add_kernels(kernel_registry(), "DagradTestScaleMislabelled", Device::Kind::CPU, "reference", 0,
                 {DType::Float32, DType::Float64}, []<class T>() { return scale_kernel<T>(false); });
     gradient_registry().add("DagradTestScaleMislabelled", scale_gradient(3.0));
