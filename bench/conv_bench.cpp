@@ -1,13 +1,16 @@
-// dagrad vs oneDNN on the conv shapes of issue 5, in one process: NHWC activations in and HWIO
-// filter gradients out, oneDNN's reorders from and to those layouts included in its time.
+// dagrad vs oneDNN on the conv shapes of issue 5, in one process, on dagrad's layouts: NHWC (or
+// NCHW) activations and HWIO filters in and out. oneDNN runs in the faster of its two setups,
+// activations in dagrad's layout or every layout its own blocked choice, its reorders from and to
+// dagrad's layouts included in its time either way.
 //   dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] [--layout nhwc|nchw]
 //                     [--set issue|depthwise] [--threads 1,2] [--repeat N]
 // --layout nchw runs both libraries on NCHW activations (filters stay HWIO); --set depthwise
 // runs MobileNet-style depthwise layers (groups = C, filter [k, k, 1, K]) instead of the issue's.
-// Prints the float32 FMA peak of one core measured at the start, then one table row per shape and
-// thread count: the fastest of `repeat` alternating runs of each, GFLOP/s, ratio (oneDNN time /
-// dagrad time: > 1 means dagrad is faster), dagrad's fraction of that peak, and for bfloat16 its
-// speed-up over dagrad's float32 on the same shape; then the geometric means of the ratios.
+// Prints the CPU model and its ISA features and the float32 FMA peak of one core measured at the
+// start, then one table row per shape and thread count: the fastest of `repeat` alternating runs
+// of each, GFLOP/s, ratio (oneDNN time / dagrad time: > 1 means dagrad is faster), dagrad's
+// fraction of that peak, for bfloat16 its speed-up over dagrad's float32 on the same shape, the
+// path dagrad took and oneDNN's setup and implementation; then the geometric means of the ratios.
 // Exit status: 0 done, 1 error, 2 usage error (each with an "error: ..." line).
 #include <omp.h>
 
@@ -22,6 +25,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,6 +34,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "bench_args.hpp"
+#include "dagrad/backends/cpu/conv2d/paths.hpp"
+#include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/dagrad.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
 #include "fma_peak.hpp"
@@ -87,12 +93,129 @@ dagrad::Tensor random_tensor(std::vector<i64> dims, dagrad::DType dtype, unsigne
 }
 
 struct Row {
-  double dagrad_ms, onednn_ms, max_rel_diff, flops;
-  double dagrad_f32_ms;  // dagrad's float32 time on the same shape (0 when dtype is float32)
+  double dagrad_ms = 0, onednn_ms = 0, max_rel_diff = 0, flops = 0;
+  double dagrad_f32_ms = 0;  // dagrad's float32 time on the same shape (0 when dtype is float32)
+  std::string dagrad_path;   // the CPU conv path dagrad took
+  std::string onednn_impl;   // oneDNN's faster setup: its layouts and implementation string
 };
 
-Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nchw, int repeat) {
+// Largest difference relative to the largest magnitude of b.
+double relative_difference(const dagrad::Tensor& a, const dagrad::Tensor& b) {
+  double worst = 0, scale = 0;
+  for (i64 i = 0; i < b.num_elements(); ++i) {
+    worst = std::max(worst, std::abs(a.value_as_double(i) - b.value_as_double(i)));
+    scale = std::max(scale, std::abs(b.value_as_double(i)));
+  }
+  return scale > 0 ? worst / scale : worst;
+}
+
+// The convolution for oneDNN: geometry, dtype and dagrad's tensors (the output one is written).
+struct OnednnProblem {
+  std::string op;  // filter, input or forward
+  dagrad::ops::Conv2DGeometry g;
+  dagrad::DType dtype;
+  bool nchw;
+  dagrad::Tensor src, wei, dst;
+};
+
+struct OnednnSetup {
+  std::function<void()> call;
+  std::string impl;     // oneDNN's implementation string, e.g. "jit:avx512_core"
+  std::string layouts;  // "nhwc", "nchw" (activations as dagrad's) or "blocked"
+};
+
+// One of oneDNN's two ways to run the op on dagrad's tensors, with every reorder each way counted
+// in the call: `blocked` lets it choose every layout (its blocked ones); otherwise the activations
+// stay in dagrad's layout and only the weights take its choice. None where it has no implementation.
+std::optional<OnednnSetup> onednn_setup(const OnednnProblem& p, bool blocked) {
   using namespace dnnl;
+  const auto& g = p.g;
+  static engine eng(engine::kind::cpu, 0);
+  static stream strm(eng);
+  const auto dt = p.dtype == dagrad::DType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const memory::dims src_dims = {g.batch, g.in_depth, g.in_rows, g.in_cols};
+  // Grouped weights are (G, O/G, I/G, H, W) in oneDNN; dagrad's [H][W][I/G][G*O/G] is its hwigo.
+  const memory::dims wei_dims =
+      g.groups == 1 ? memory::dims{g.out_depth, g.in_depth, g.filter_rows, g.filter_cols}
+                    : memory::dims{g.groups, g.out_depth / g.groups, g.filter_in_depth, g.filter_rows, g.filter_cols};
+  const memory::dims dst_dims = {g.batch, g.out_depth, g.out_rows, g.out_cols};
+  const memory::dims strides = {g.stride_rows, g.stride_cols};
+  const memory::dims dil = {g.dilation_rows - 1, g.dilation_cols - 1};  // oneDNN counts the gaps
+  const memory::dims pad_l = {g.pad_top, g.pad_left}, pad_r = {g.pad_bottom, g.pad_right};
+  const auto act_tag = p.nchw ? memory::format_tag::nchw : memory::format_tag::nhwc;
+  const auto act_choice = blocked ? memory::format_tag::any : act_tag;
+  const memory::desc src_any(src_dims, dt, act_choice), wei_any(wei_dims, dt, memory::format_tag::any),
+      dst_any(dst_dims, dt, act_choice);
+  // User memories in dagrad's layouts, wrapping dagrad's tensors.
+  auto user = [&](const memory::dims& dims, memory::format_tag tag, const dagrad::Tensor& t) {
+    return memory({dims, dt, tag}, eng, const_cast<void*>(t.raw_data()));
+  };
+  const memory src_u = user(src_dims, act_tag, p.src), dst_u = user(dst_dims, act_tag, p.dst),
+               wei_u = user(wei_dims, g.groups == 1 ? memory::format_tag::hwio : memory::format_tag::hwigo, p.wei);
+  auto staged = [&](const memory::desc& want, const memory& u) { return want == u.get_desc() ? u : memory(want, eng); };
+  // Copies `from` to `to` when they are different memories (a reorder between layouts).
+  auto copy = [](const memory& from, const memory& to) {
+    if (from != to) reorder(from, to).execute(strm, const_cast<memory&>(from), const_cast<memory&>(to));
+  };
+  try {
+    const auto fwd_pd = convolution_forward::primitive_desc(
+        convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, src_any, wei_any, dst_any,
+                                  strides, dil, pad_l, pad_r),
+        eng);
+    const std::string layouts = blocked ? "blocked" : (p.nchw ? "nchw" : "nhwc");
+    if (p.op == "filter") {
+      const auto pd = convolution_backward_weights::primitive_desc(
+          convolution_backward_weights::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil,
+                                             pad_l, pad_r),
+          eng, fwd_pd);
+      memory src = staged(pd.src_desc(), src_u), ddst = staged(pd.diff_dst_desc(), dst_u),
+             dwei = staged(pd.diff_weights_desc(), wei_u);
+      const auto conv = convolution_backward_weights(pd);
+      return OnednnSetup{
+          [=] {
+            copy(src_u, src);
+            copy(dst_u, ddst);
+            conv.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, dwei}});
+            copy(dwei, wei_u);
+            strm.wait();
+          },
+          pd.impl_info_str(), layouts};
+    }
+    if (p.op == "input") {
+      const auto pd = convolution_backward_data::primitive_desc(
+          convolution_backward_data::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil, pad_l,
+                                          pad_r),
+          eng, fwd_pd);
+      memory dsrc = staged(pd.diff_src_desc(), src_u), wei = staged(pd.weights_desc(), wei_u),
+             ddst = staged(pd.diff_dst_desc(), dst_u);
+      const auto conv = convolution_backward_data(pd);
+      return OnednnSetup{
+          [=] {
+            copy(wei_u, wei);
+            copy(dst_u, ddst);
+            conv.execute(strm, {{DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_DST, ddst}});
+            copy(dsrc, src_u);
+            strm.wait();
+          },
+          pd.impl_info_str(), layouts};
+    }
+    memory src = staged(fwd_pd.src_desc(), src_u), wei = staged(fwd_pd.weights_desc(), wei_u),
+           dst = staged(fwd_pd.dst_desc(), dst_u);
+    const auto conv = convolution_forward(fwd_pd);
+    return OnednnSetup{[=] {
+                         copy(src_u, src);
+                         copy(wei_u, wei);
+                         conv.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+                         copy(dst, dst_u);
+                         strm.wait();
+                       },
+                       fwd_pd.impl_info_str(), layouts};
+  } catch (const dnnl::error&) {
+    return std::nullopt;  // no implementation for these layouts
+  }
+}
+
+Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nchw, int repeat) {
   dagrad::ops::Conv2DAttrs attrs;
   attrs.data_format = nchw ? dagrad::ops::DataFormat::NCHW : dagrad::ops::DataFormat::NHWC;
   attrs.padding = std::string(cs.padding) == "SAME" ? dagrad::ops::Padding::Same : dagrad::ops::Padding::Valid;
@@ -123,89 +246,32 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nc
     for (const auto& t : inputs) inputs_f32.push_back(t.cast(dagrad::DType::Float32));
   const std::function<void()> dagrad_f32_call = [&] { (void)dagrad::run_op(op_name, inputs_f32, dattrs); };
 
-  engine eng(engine::kind::cpu, 0);
-  stream strm(eng);
-  const auto dt = dtype == dagrad::DType::BFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
-  const memory::dims src_dims = {g.batch, g.in_depth, g.in_rows, g.in_cols};
-  // Grouped weights are (G, O/G, I/G, H, W) in oneDNN; dagrad's [H][W][I/G][G*O/G] is its hwigo.
-  const memory::dims wei_dims =
-      g.groups == 1 ? memory::dims{g.out_depth, g.in_depth, g.filter_rows, g.filter_cols}
-                    : memory::dims{g.groups, g.out_depth / g.groups, g.filter_in_depth, g.filter_rows, g.filter_cols};
-  const memory::dims dst_dims = {g.batch, g.out_depth, g.out_rows, g.out_cols};
-  const memory::dims strides = {g.stride_rows, g.stride_cols};
-  const memory::dims dil = {g.dilation_rows - 1, g.dilation_cols - 1};  // oneDNN counts the gaps
-  const memory::dims pad_l = {g.pad_top, g.pad_left}, pad_r = {g.pad_bottom, g.pad_right};
-  const memory::desc src_any(src_dims, dt, memory::format_tag::any), wei_any(wei_dims, dt, memory::format_tag::any),
-      dst_any(dst_dims, dt, memory::format_tag::any);
-  const auto fwd_pd = convolution_forward::primitive_desc(
-      convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, src_any, wei_any, dst_any,
-                                strides, dil, pad_l, pad_r),
-      eng);
-  // User memories in dagrad's layouts, wrapping dagrad's tensors (outputs get their own).
+  OnednnProblem problem{.op = op, .g = g, .dtype = dtype, .nchw = nchw};
   dagrad::Tensor theirs = dagrad::Tensor::zeros(dtype, ours.shape());
-  auto user = [&](const memory::dims& dims, memory::format_tag tag, const dagrad::Tensor& t) {
-    return memory({dims, dt, tag}, eng, const_cast<void*>(t.raw_data()));
-  };
-  const auto act_tag = nchw ? memory::format_tag::nchw : memory::format_tag::nhwc;
-  const auto wei_tag = g.groups == 1 ? memory::format_tag::hwio : memory::format_tag::hwigo;
-  memory src_u = user(src_dims, act_tag, op == "input" ? theirs : x);
-  memory wei_u = user(wei_dims, wei_tag, op == "filter" ? theirs : f);
-  memory dst_u = user(dst_dims, act_tag, op == "forward" ? theirs : dy);
-  // Inputs are reordered to the primitive's layouts before, outputs back after, every run.
-  std::function<void()> onednn_call;
-  auto staged = [&](const memory::desc& want, const memory& u) { return want == u.get_desc() ? u : memory(want, eng); };
-  if (op == "filter") {
-    const auto pd = convolution_backward_weights::primitive_desc(
-        convolution_backward_weights::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil,
-                                           pad_l, pad_r),
-        eng, fwd_pd);
-    memory src = staged(pd.src_desc(), src_u), ddst = staged(pd.diff_dst_desc(), dst_u),
-           dwei = staged(pd.diff_weights_desc(), wei_u);
-    const auto conv = convolution_backward_weights(pd);
-    onednn_call = [=, &strm]() mutable {
-      if (src != src_u) reorder(src_u, src).execute(strm, src_u, src);
-      if (ddst != dst_u) reorder(dst_u, ddst).execute(strm, dst_u, ddst);
-      conv.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, dwei}});
-      if (dwei != wei_u) reorder(dwei, wei_u).execute(strm, dwei, wei_u);
-      strm.wait();
-    };
-  } else if (op == "input") {
-    const auto pd = convolution_backward_data::primitive_desc(
-        convolution_backward_data::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil, pad_l,
-                                        pad_r),
-        eng, fwd_pd);
-    memory dsrc = staged(pd.diff_src_desc(), src_u), wei = staged(pd.weights_desc(), wei_u),
-           ddst = staged(pd.diff_dst_desc(), dst_u);
-    const auto conv = convolution_backward_data(pd);
-    onednn_call = [=, &strm]() mutable {
-      if (wei != wei_u) reorder(wei_u, wei).execute(strm, wei_u, wei);
-      if (ddst != dst_u) reorder(dst_u, ddst).execute(strm, dst_u, ddst);
-      conv.execute(strm, {{DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_DST, ddst}});
-      if (dsrc != src_u) reorder(dsrc, src_u).execute(strm, dsrc, src_u);
-      strm.wait();
-    };
-  } else {
-    memory src = staged(fwd_pd.src_desc(), src_u), wei = staged(fwd_pd.weights_desc(), wei_u),
-           dst = staged(fwd_pd.dst_desc(), dst_u);
-    const auto conv = convolution_forward(fwd_pd);
-    onednn_call = [=, &strm]() mutable {
-      if (src != src_u) reorder(src_u, src).execute(strm, src_u, src);
-      if (wei != wei_u) reorder(wei_u, wei).execute(strm, wei_u, wei);
-      conv.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
-      if (dst != dst_u) reorder(dst, dst_u).execute(strm, dst, dst_u);
-      strm.wait();
-    };
-  }
-  std::vector<std::function<void()>> calls = {dagrad_call, onednn_call};
+  problem.src = op == "input" ? theirs : x;
+  problem.wei = op == "filter" ? theirs : f;
+  problem.dst = op == "forward" ? theirs : dy;
+  std::vector<OnednnSetup> setups;
+  for (const bool blocked : {false, true})
+    if (auto setup = onednn_setup(problem, blocked)) setups.push_back(std::move(*setup));
+  if (setups.empty()) throw std::runtime_error("oneDNN has no implementation of this convolution");
+  std::vector<std::function<void()>> calls = {dagrad_call};
+  for (const OnednnSetup& setup : setups) calls.push_back(setup.call);
   if (dtype != dagrad::DType::Float32) calls.push_back(dagrad_f32_call);
   const std::vector<double> ms = alternating_min_ms(calls, repeat);
-  // The two results must agree, or the timing compares different work.
-  double worst = 0, scale = 0;
-  for (i64 i = 0; i < ours.num_elements(); ++i) {
-    worst = std::max(worst, std::abs(ours.value_as_double(i) - theirs.value_as_double(i)));
-    scale = std::max(scale, std::abs(theirs.value_as_double(i)));
+  Row row{.dagrad_ms = ms[0], .flops = g.flops(), .dagrad_f32_ms = dtype != dagrad::DType::Float32 ? ms.back() : 0.0};
+  row.dagrad_path = std::string(dagrad::cpu::conv2d_paths(op_name, g, dtype).front());
+  row.onednn_ms = 1e300;
+  for (std::size_t i = 0; i < setups.size(); ++i) {
+    // Each setup's result must agree with dagrad's, or the timing compares different work.
+    setups[i].call();
+    row.max_rel_diff = std::max(row.max_rel_diff, relative_difference(ours, theirs));
+    if (ms[i + 1] < row.onednn_ms) {
+      row.onednn_ms = ms[i + 1];
+      row.onednn_impl = setups[i].layouts + " " + setups[i].impl;
+    }
   }
-  return {ms[0], ms[1], scale > 0 ? worst / scale : worst, g.flops(), ms.size() > 2 ? ms[2] : 0.0};
+  return row;
 }
 
 struct BenchArgs {
@@ -269,11 +335,16 @@ void run(const BenchArgs& a) {
   const double peak = dagrad_bench::measured_fma_peak_gflops();
   std::printf("op=%s dtype=%s layout=%s set=%s repeat=%d (min ms of alternating runs; ratio = oneDNN ms / dagrad ms)\n",
               a.op.c_str(), a.dtype_name.c_str(), a.layout.c_str(), a.set.c_str(), a.repeat);
+  std::printf("CPU: %s\n", dagrad::cpu::cpu_info().to_string().c_str());
   std::printf("float32 FMA peak of one core, measured now: %.1f GFLOP/s (peak%% = dagrad GFLOP/s / (threads x this))\n",
               peak);
+  std::printf(
+      "oneDNN: the faster of its two setups, each with its reorders from and to dagrad's layouts: activations "
+      "in dagrad's layout (weights in its choice), or every layout its choice (\"blocked\")\n");
   if (narrow) std::printf("vs_f32 = dagrad float32 ms / dagrad %s ms on the same shape\n", a.dtype_name.c_str());
   std::printf("%-34s %3s %10s %10s %9s %9s %7s %6s %9s%s\n", "shape N,HW,C,K,k,s,pad,dil", "thr", "dagrad_ms",
-              "onednn_ms", "dagrad_GF", "onednn_GF", "ratio", "peak%", "rel_diff", narrow ? "  vs_f32" : "");
+              "onednn_ms", "dagrad_GF", "onednn_GF", "ratio", "peak%", "rel_diff",
+              narrow ? "  vs_f32  dagrad path | oneDNN setup" : "  dagrad path | oneDNN setup");
   for (int t : a.threads) {
     dagrad::set_num_threads(t);
     omp_set_num_threads(t);
@@ -289,7 +360,7 @@ void run(const BenchArgs& a) {
                   r.flops / (r.onednn_ms * 1e6), r.onednn_ms / r.dagrad_ms, peak > 0 ? 100 * gflops / (t * peak) : 0.0,
                   r.max_rel_diff);
       if (narrow) std::printf(" %7.2f", r.dagrad_f32_ms / r.dagrad_ms);
-      std::printf("\n");
+      std::printf("  %s | %s\n", r.dagrad_path.c_str(), r.onednn_impl.c_str());
       log_sum += std::log(r.onednn_ms / r.dagrad_ms);
       if (narrow) log_f32 += std::log(r.dagrad_f32_ms / r.dagrad_ms);
     }

@@ -7,9 +7,10 @@
 #   2. ThreadSanitizer: concurrent sessions and set_num_threads (scripts/tsan.sh),
 #   3. the embedding checks: install, then build and run examples/consumer against the install;
 #      configure examples/consumer through add_subdirectory as well,
-#   4. Release with every backend that can be built (CUDA compiles and links without a GPU): the
-#      CLI and example tests and the whole op case table (`dagrad check`) on GCC's -O3 code; the
-#      unit tests ran in stage 1 (`--quick` builds and runs them here instead).
+#   4. Release with every backend that can be built (CUDA compiles and links without a GPU), the
+#      CLI, examples and benchmarks: the whole op case table (`dagrad check`, under each ISA cap)
+#      on GCC's -O3 kernels, static linking and allocation failure; the Catch2 programs (unit, CLI
+#      and example tests) ran in stage 1 (`--quick` builds and runs them here instead).
 # Builds use Ninja: with two cores, it starts a target's objects while its dependencies link.
 # Any sanitizer report fails the run (cmake/dagradSanitizerDefaults.cpp).
 # Usage: scripts/test.sh [--quick]   (--quick: the Release configuration only)
@@ -64,7 +65,7 @@ release="$root/build-release"
 # --quick: every test and the default CUDA architectures (-U undoes a full run's cached choice).
 release_options=(-DDAGRAD_UNIT_TESTS=ON -UCMAKE_CUDA_ARCHITECTURES)
 if [ "$quick" = 0 ]; then
-  # The sanitizer build has run the unit tests already, and compiling the device code for one
+  # The sanitizer build has run the Catch2 programs already, and compiling the device code for one
   # architecture proves it compiles (the default builds three).
   release_options=(-DDAGRAD_UNIT_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real)
 fi

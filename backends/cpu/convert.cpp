@@ -6,9 +6,7 @@
 
 #include <tbb/parallel_for.h>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
+#include "dagrad/backends/cpu/cpu_info.hpp"
 
 namespace dagrad::cpu {
 #if defined(__x86_64__)
@@ -46,20 +44,7 @@ void scalar(const From* in, To* out, i64 begin, i64 end) {
 
 }  // namespace
 
-bool vector_conversions_available() {
-#if defined(__x86_64__)
-  static const bool ok = [] {
-    __builtin_cpu_init();
-    // CPUID leaf 1, ECX bit 29: clang 14's __builtin_cpu_supports does not know "f16c".
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-    return __builtin_cpu_supports("avx2") && f16c;
-  }();
-  return ok;
-#else
-  return false;
-#endif
-}
+bool vector_conversions_available() { return cpu_info().f16c; }
 
 void convert_to_float(const half* in, float* out, i64 count) {
   blocks(count, [&](i64 b, i64 e) {

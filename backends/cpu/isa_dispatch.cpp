@@ -1,5 +1,6 @@
-// Picks, once, the widest build of the per-ISA micro-kernel tables (isa/*.cpp) that the running
-// CPU supports: AVX-512, AVX2 + FMA, or the portable one; the others stay unused.
+// Picks the widest build of the per-ISA micro-kernel tables (isa/*.cpp) that the running CPU
+// supports (cpu_info(), under DAGRAD_MAX_CPU_ISA): AVX-512, AVX2 + FMA, or the portable one.
+#include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/depthwise_microkernels.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 #include "dagrad/backends/cpu/nchw_microkernels.hpp"
@@ -28,15 +29,8 @@ namespace {
 enum class Isa { Portable, Avx2, Avx512 };
 
 Isa best_isa() {
-  static const Isa isa = [] {
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return Isa::Avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::Avx2;
-#endif
-    return Isa::Portable;
-  }();
-  return isa;
+  const CpuInfo& cpu = cpu_info();
+  return cpu.avx512 ? Isa::Avx512 : cpu.avx2_fma ? Isa::Avx2 : Isa::Portable;
 }
 
 // The table of the best ISA; `member` names the same table in each ISA's namespace.

@@ -11,6 +11,7 @@
 #include "dagrad/backends/cpu/bf16_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
+#include "dagrad/backends/cpu/cpu_info.hpp"
 
 namespace dagrad::cpu {
 #if defined(__x86_64__)
@@ -21,13 +22,7 @@ extern const Bf16Kernels kernels;
 
 const Bf16Kernels* bf16_kernels() {
 #if defined(__x86_64__)
-  static const Bf16Kernels* chosen = []() -> const Bf16Kernels* {
-    __builtin_cpu_init();
-    const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
-    return ok ? &avx512bf16::kernels : nullptr;
-  }();
-  return chosen;
+  return cpu_info().avx512_bf16 ? &avx512bf16::kernels : nullptr;
 #else
   return nullptr;
 #endif
