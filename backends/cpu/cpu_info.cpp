@@ -23,8 +23,8 @@ namespace {
 
 // CPUID bits (Intel SDM vol. 2A, CPUID; AMD APM vol. 3, appendix E).
 constexpr std::uint32_t kFmaEcx = 1u << 12, kF16cEcx = 1u << 29, kOsxsaveEcx = 1u << 27;
-constexpr std::uint32_t kAvx2Ebx = 1u << 5, kAvx512fEbx = 1u << 16, kAvx512dqEbx = 1u << 17,
-                        kAvx512bwEbx = 1u << 30, kAvx512vlEbx = 1u << 31;
+constexpr std::uint32_t kAvx2Ebx = 1u << 5, kAvx512fEbx = 1u << 16, kAvx512dqEbx = 1u << 17, kAvx512bwEbx = 1u << 30,
+                        kAvx512vlEbx = 1u << 31;
 constexpr std::uint32_t kAvx512Fp16Edx = 1u << 23, kAmxBf16Edx = 1u << 22, kAmxTileEdx = 1u << 24;
 constexpr std::uint32_t kAvx512Bf16Eax = 1u << 5, kAmxFp16Eax = 1u << 21;
 // XCR0: the register state the OS saves. AVX: SSE | YMM; AVX-512: also opmask, ZMM_Hi256,
@@ -132,7 +132,7 @@ CpuInfo cpu_info_from(const CpuidWords& w, CpuIsa cap) {
 std::string CpuInfo::to_string() const {
   std::string text = model + ":";
   const std::pair<bool, const char*> features[] = {
-      {avx2_fma, "avx2_fma"},       {f16c, "f16c"},         {avx512, "avx512"}, {avx512_bf16, "avx512_bf16"},
+      {avx2_fma, "avx2_fma"},       {f16c, "f16c"},         {avx512, "avx512"},    {avx512_bf16, "avx512_bf16"},
       {avx512_fp16, "avx512_fp16"}, {amx_bf16, "amx_bf16"}, {amx_fp16, "amx_fp16"}};
   bool any = false;
   for (const auto& [usable, name] : features) {
@@ -141,8 +141,8 @@ std::string CpuInfo::to_string() const {
     any = true;
   }
   if (!any) text += " portable only";
-  return str_cat(text, "; L1d ", l1d_bytes / 1024, " KiB, L2 ", l2_bytes / 1024, " KiB, L3 ", l3_bytes / 1024,
-                 " KiB; ", cores, cores == 1 ? " core" : " cores");
+  return str_cat(text, "; L1d ", l1d_bytes / 1024, " KiB, L2 ", l2_bytes / 1024, " KiB, L3 ", l3_bytes / 1024, " KiB; ",
+                 cores, cores == 1 ? " core" : " cores");
 }
 
 const CpuInfo& cpu_info() {

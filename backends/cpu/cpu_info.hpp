@@ -18,13 +18,13 @@ enum class CpuIsa { Portable, Avx2, Avx512, Avx512Bf16, Avx512Fp16, Amx };
 struct CpuInfo {
   std::string model;  // CPUID's brand string
   // Features usable here: present, saved by the OS, and within the DAGRAD_MAX_CPU_ISA cap.
-  bool avx2_fma = false;     // AVX2 and FMA3
-  bool f16c = false;         // half <-> float conversions (with AVX2)
-  bool avx512 = false;       // AVX-512 F, BW, VL, DQ
-  bool avx512_bf16 = false;  // vdpbf16ps
-  bool avx512_fp16 = false;  // half arithmetic
-  bool amx_bf16 = false;     // AMX tiles with bfloat16 products; the OS granted tile data to this process
-  bool amx_fp16 = false;     // the same with half products
+  bool avx2_fma = false;              // AVX2 and FMA3
+  bool f16c = false;                  // half <-> float conversions (with AVX2)
+  bool avx512 = false;                // AVX-512 F, BW, VL, DQ
+  bool avx512_bf16 = false;           // vdpbf16ps
+  bool avx512_fp16 = false;           // half arithmetic
+  bool amx_bf16 = false;              // AMX tiles with bfloat16 products; the OS granted tile data to this process
+  bool amx_fp16 = false;              // the same with half products
   CpuIsa max_isa = CpuIsa::Portable;  // the widest level usable
   std::int64_t l1d_bytes = 0;         // per core
   std::int64_t l2_bytes = 0;          // per core

@@ -8,18 +8,18 @@
 #include "support/error_of.hpp"
 
 using namespace dagrad;
-using cpu::CpuIsa;
 using cpu::CpuidWords;
+using cpu::CpuIsa;
 
 namespace {
 
 // A CPU with every feature, its state saved by the OS and the tile data granted.
 CpuidWords everything() {
   CpuidWords w;
-  w.leaf1_ecx = (1u << 12) | (1u << 27) | (1u << 29);                             // FMA, OSXSAVE, F16C
-  w.leaf7_ebx = (1u << 5) | (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31);    // AVX2, AVX-512 F DQ BW VL
-  w.leaf7_edx = (1u << 22) | (1u << 23) | (1u << 24);                             // AMX-BF16, AVX512-FP16, AMX-TILE
-  w.leaf7_1_eax = (1u << 5) | (1u << 21);                                         // AVX512-BF16, AMX-FP16
+  w.leaf1_ecx = (1u << 12) | (1u << 27) | (1u << 29);                           // FMA, OSXSAVE, F16C
+  w.leaf7_ebx = (1u << 5) | (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31);  // AVX2, AVX-512 F DQ BW VL
+  w.leaf7_edx = (1u << 22) | (1u << 23) | (1u << 24);                           // AMX-BF16, AVX512-FP16, AMX-TILE
+  w.leaf7_1_eax = (1u << 5) | (1u << 21);                                       // AVX512-BF16, AMX-FP16
   w.xcr0 = 0x6 | 0xE0 | 0x60000;
   w.amx_permission = true;
   return w;
