@@ -27,6 +27,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <unistd.h>
@@ -153,9 +154,27 @@ std::optional<OnednnSetup> onednn_setup(const OnednnProblem& p, bool blocked) {
   const memory src_u = user(src_dims, act_tag, p.src), dst_u = user(dst_dims, act_tag, p.dst),
                wei_u = user(wei_dims, g.groups == 1 ? memory::format_tag::hwio : memory::format_tag::hwigo, p.wei);
   auto staged = [&](const memory::desc& want, const memory& u) { return want == u.get_desc() ? u : memory(want, eng); };
-  // Copies `from` to `to` when they are different memories (a reorder between layouts).
-  auto copy = [](const memory& from, const memory& to) {
-    if (from != to) reorder(from, to).execute(strm, const_cast<memory&>(from), const_cast<memory&>(to));
+  // One argument of the primitive: dagrad's memory and the primitive's (the same, or a staged copy).
+  struct Arg {
+    int id;
+    memory user, primitive_side;
+  };
+  // A call that reorders the inputs in, runs `conv` and reorders its output back, each reorder only
+  // where the layouts differ.
+  auto staged_call = [](const primitive& conv, std::vector<Arg> inputs, Arg output) {
+    return [=] {
+      auto copy = [](memory from, memory to) {
+        if (from != to) reorder(from, to).execute(strm, from, to);
+      };
+      std::unordered_map<int, memory> args = {{output.id, output.primitive_side}};
+      for (const Arg& in : inputs) {
+        copy(in.user, in.primitive_side);
+        args.emplace(in.id, in.primitive_side);
+      }
+      conv.execute(strm, args);
+      copy(output.primitive_side, output.user);
+      strm.wait();
+    };
   };
   try {
     const auto fwd_pd = convolution_forward::primitive_desc(
@@ -168,47 +187,27 @@ std::optional<OnednnSetup> onednn_setup(const OnednnProblem& p, bool blocked) {
           convolution_backward_weights::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil,
                                              pad_l, pad_r),
           eng, fwd_pd);
-      memory src = staged(pd.src_desc(), src_u), ddst = staged(pd.diff_dst_desc(), dst_u),
-             dwei = staged(pd.diff_weights_desc(), wei_u);
-      const auto conv = convolution_backward_weights(pd);
-      return OnednnSetup{
-          [=] {
-            copy(src_u, src);
-            copy(dst_u, ddst);
-            conv.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, dwei}});
-            copy(dwei, wei_u);
-            strm.wait();
-          },
-          pd.impl_info_str(), layouts};
+      return OnednnSetup{staged_call(convolution_backward_weights(pd),
+                                     {{DNNL_ARG_SRC, src_u, staged(pd.src_desc(), src_u)},
+                                      {DNNL_ARG_DIFF_DST, dst_u, staged(pd.diff_dst_desc(), dst_u)}},
+                                     {DNNL_ARG_DIFF_WEIGHTS, wei_u, staged(pd.diff_weights_desc(), wei_u)}),
+                         pd.impl_info_str(), layouts};
     }
     if (p.op == "input") {
       const auto pd = convolution_backward_data::primitive_desc(
           convolution_backward_data::desc(algorithm::convolution_direct, src_any, wei_any, dst_any, strides, dil, pad_l,
                                           pad_r),
           eng, fwd_pd);
-      memory dsrc = staged(pd.diff_src_desc(), src_u), wei = staged(pd.weights_desc(), wei_u),
-             ddst = staged(pd.diff_dst_desc(), dst_u);
-      const auto conv = convolution_backward_data(pd);
-      return OnednnSetup{
-          [=] {
-            copy(wei_u, wei);
-            copy(dst_u, ddst);
-            conv.execute(strm, {{DNNL_ARG_DIFF_SRC, dsrc}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_DST, ddst}});
-            copy(dsrc, src_u);
-            strm.wait();
-          },
-          pd.impl_info_str(), layouts};
+      return OnednnSetup{staged_call(convolution_backward_data(pd),
+                                     {{DNNL_ARG_WEIGHTS, wei_u, staged(pd.weights_desc(), wei_u)},
+                                      {DNNL_ARG_DIFF_DST, dst_u, staged(pd.diff_dst_desc(), dst_u)}},
+                                     {DNNL_ARG_DIFF_SRC, src_u, staged(pd.diff_src_desc(), src_u)}),
+                         pd.impl_info_str(), layouts};
     }
-    memory src = staged(fwd_pd.src_desc(), src_u), wei = staged(fwd_pd.weights_desc(), wei_u),
-           dst = staged(fwd_pd.dst_desc(), dst_u);
-    const auto conv = convolution_forward(fwd_pd);
-    return OnednnSetup{[=] {
-                         copy(src_u, src);
-                         copy(wei_u, wei);
-                         conv.execute(strm, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
-                         copy(dst, dst_u);
-                         strm.wait();
-                       },
+    return OnednnSetup{staged_call(convolution_forward(fwd_pd),
+                                   {{DNNL_ARG_SRC, src_u, staged(fwd_pd.src_desc(), src_u)},
+                                    {DNNL_ARG_WEIGHTS, wei_u, staged(fwd_pd.weights_desc(), wei_u)}},
+                                   {DNNL_ARG_DST, dst_u, staged(fwd_pd.dst_desc(), dst_u)}),
                        fwd_pd.impl_info_str(), layouts};
   } catch (const dnnl::error&) {
     return std::nullopt;  // no implementation for these layouts
