@@ -68,6 +68,11 @@ void conv2d_backprop_filter_strips(const ops::Conv2DGeometry& g, const T* x, con
 bool conv2d_forward_strips_apply(const ops::Conv2DGeometry& g);
 void conv2d_forward_strips(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 
+// The float32 NHWC input gradient of layers with fewer channels than a vector (groups = 1) as one
+// GEMM against the filter's taps side by side, then a col2im (input_col2im.cpp).
+bool conv2d_input_col2im_applies(const ops::Conv2DGeometry& g);
+void conv2d_backprop_input_col2im(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
+
 // The float32 NCHW filter gradient on slabs of images transposed to NHWC, each then dispatched
 // as an NHWC filter gradient (filter_nchw_slabs.cpp).
 // Where one image of x and dy fits the slab cap (else the generic path reads NCHW in place).

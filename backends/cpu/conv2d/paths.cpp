@@ -75,6 +75,8 @@ bool nchw_fast_row(const Conv2DGeometry& g) {
 bool forward_strips_row(const Conv2DGeometry& g) {
   return bounded<ConvOp::Forward>(g) && conv2d_forward_strips_apply(g);
 }
+// The GEMM computes every tap of every output pixel, as Conv2D's paths do.
+bool input_col2im_row(const Conv2DGeometry& g) { return bounded<ConvOp::Forward>(g) && conv2d_input_col2im_applies(g); }
 bool filter_strips_row(const Conv2DGeometry& g) {
   return bounded<ConvOp::BackpropFilter>(g) && conv2d_filter_strips_apply(g);
 }
@@ -124,6 +126,8 @@ constexpr ConvPath kForward[] = {
 constexpr ConvPath kBackpropInput[] = {
     float_row<kI, conv2d_backprop_input_depthwise>("depthwise", depthwise_row<kI>, FiniteRule::None),
     {"bf16_native", bf16_native_row<kI>, FiniteRule::FilterIfMissed, nullptr, conv2d_backprop_input_bf16},
+    // First layers; only real terms are added, so no finite rule.
+    float_row<kI, conv2d_backprop_input_col2im>("col2im", input_col2im_row, FiniteRule::None),
     float_row<kI, conv2d_backprop_input_fast>("nhwc_fast", nhwc_fast_row<kI>, FiniteRule::FilterIfMissed),
     float_row<kI, conv2d_backprop_input_fast_nchw>("nchw_fast", nchw_fast_row<kI>, FiniteRule::FilterIfMissed),
     {"generic", always, FiniteRule::None, conv2d_backprop_input_generic<half>, conv2d_backprop_input_generic<bfloat16>,

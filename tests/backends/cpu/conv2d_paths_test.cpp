@@ -238,7 +238,7 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
                run_op("Conv2DBackpropInput", {sizes, f, dy}, attrs, {.kernel_path = "strips"});
              }),
              Contains("Conv2DBackpropInput: unknown kernel path 'strips'; the paths of Conv2DBackpropInput are "
-                      "depthwise, bf16_native, nhwc_fast, nchw_fast, generic"));
+                      "depthwise, bf16_native, col2im, nhwc_fast, nchw_fast, generic"));
   CHECK_THAT(error_of([&] {
                run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.kernel_path = "nchw_slabs"});
              }),
@@ -275,8 +275,8 @@ TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain pic
        "depthwise"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 8, 16, 3, 3, 1, 1, 8), DType::BFloat16, "depthwise", "depthwise",
        "depthwise"},
-      {fixed_case("NHWC", "SAME", 2, 20, 20, 1, 32, 3, 3, 1, 1, 1), DType::Float32, "strips", "nhwc_fast", "strips"},
-      {fixed_case("NHWC", "SAME", 2, 20, 20, 1, 32, 3, 3, 1, 1, 1), DType::Half, "strips", "nhwc_fast", "strips"},
+      {fixed_case("NHWC", "SAME", 2, 20, 20, 1, 32, 3, 3, 1, 1, 1), DType::Float32, "strips", "col2im", "strips"},
+      {fixed_case("NHWC", "SAME", 2, 20, 20, 1, 32, 3, 3, 1, 1, 1), DType::Half, "strips", "col2im", "strips"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::BFloat16, bf16 ? "bf16_native" : "nhwc_fast",

@@ -175,6 +175,33 @@ TEST_CASE("cpu conv kernels give the same bits for 1, 2 and 3 threads", "[cpu][c
   }
 }
 
+// col2im splits each image into bands of input rows by the thread count; a band's edge rows get
+// terms from output rows computed in the band above too. The bits must not move with the bands.
+TEST_CASE("cpu col2im input gradient gives the same bits for 1, 2 and 3 threads", "[cpu][conv]") {
+  std::mt19937 rng(31);
+  struct Case {
+    i64 n, h, w, c, k, kh, kw, stride, dilation;
+  };
+  for (const Case& cs :
+       {Case{1, 37, 30, 3, 20, 7, 7, 2, 1}, Case{3, 21, 9, 1, 33, 3, 3, 1, 2}, Case{1, 16, 15, 5, 8, 5, 3, 3, 1}}) {
+    ops::Conv2DAttrs a;
+    a.padding = ops::Padding::Same;
+    a.stride_rows = a.stride_cols = cs.stride;
+    a.dilation_rows = a.dilation_cols = cs.dilation;
+    const auto g = ops::conv2d_geometry("Conv2D", a, Shape{cs.n, cs.h, cs.w, cs.c}, Shape{cs.kh, cs.kw, cs.c, cs.k});
+    REQUIRE(cpu::conv2d_input_col2im_applies(g));
+    check_against_oracle<float>(ConvOp::BackpropInput, g, rng);
+    const auto f = random_values<float>(rng, filt_size(g)), dy = random_values<float>(rng, out_size(g));
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      std::vector<float> got(static_cast<std::size_t>(in_size(g)));
+      tbb::task_arena(threads).execute([&] { cpu::conv2d_backprop_input_col2im(g, f.data(), dy.data(), got.data()); });
+      if (threads == 1) first = got;
+      REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
 // half and bfloat16 on the strips filter gradient widen block by block; the result must be the
 // float32 strips path on the widened tensors, rounded once, bit for bit. (bfloat16 widens only on
 // CPUs without AVX-512 BF16; with it, cpu_conv2d_bf16_test.cpp checks its pixel-pair form.)
