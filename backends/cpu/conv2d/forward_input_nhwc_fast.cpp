@@ -83,14 +83,18 @@ class StridePhaseOrder {
 // The shared driver of the two "rows" ops. Work item q of a tile is decoded once by locate(q)
 // (its output row out_row(loc) and whatever source needs); source(loc, t) gives the row of `len`
 // values tap t reads (nullptr in the padding); b holds each tap's len x cols matrix; out rows
-// take `cols` values.
+// take `cols` values. Most items read a real row through every tap, each at a fixed distance
+// from the item's own origin: interior(loc) gives that origin (nullptr for the others), and
+// tap_delta[t] the distance, so such items skip the per-tap bounds checks (measured: they took
+// 15% of a 14x14x32 Conv2D).
 struct TapMatrices {
   const float* data;
   i64 tap_stride, ldb;      // floats from one tap's matrix to the next, and between its rows
   bool transposed = false;  // stored cols x len instead (ldb between columns): the rows_t kernel
 };
-template <class Locate, class Source>
-void rows_driver(i64 pixels, i64 taps, i64 len, i64 cols, TapMatrices b, const Locate& locate, const Source& source) {
+template <class Locate, class Source, class Interior>
+void rows_driver(i64 pixels, i64 taps, i64 len, i64 cols, TapMatrices b, const Locate& locate, const Source& source,
+                 const Interior& interior, const std::vector<i64>& tap_delta) {
   const MicroKernels& mk = micro_kernels();
   const i64 mr = mk.tile_rows;
   const std::vector<float> zeros(static_cast<std::size_t>(len), 0.0f);
@@ -112,6 +116,21 @@ void rows_driver(i64 pixels, i64 taps, i64 len, i64 cols, TapMatrices b, const L
       for (i64 r = 0; r < rows; ++r) {
         loc[r] = locate(p0 + r);
         c[static_cast<std::size_t>(s * mr + r)] = loc[r].out;
+      }
+      const float* origin[kMaxRows];
+      bool any_interior = false;
+      for (i64 r = 0; r < rows; ++r) any_interior |= (origin[r] = interior(loc[r])) != nullptr;
+      if (any_interior) {  // then every tap is used
+        for (i64 t = 0; t < taps; ++t) {
+          const float** at = a.data() + s * taps * mr + t * rows;
+          for (i64 r = 0; r < rows; ++r) {
+            const float* src = origin[r] ? origin[r] + tap_delta[static_cast<std::size_t>(t)] : source(loc[r], t);
+            at[r] = src ? src : zeros.data();
+          }
+          tap_list[static_cast<std::size_t>(s * taps + t)] = t;
+        }
+        tap_count[static_cast<std::size_t>(s)] = taps;
+        continue;
       }
       i64 used = 0;
       for (i64 t = 0; t < taps; ++t) {
@@ -162,18 +181,28 @@ void conv2d_forward_fast(const Conv2DGeometry& g, const float* x, const float* f
   const i64 cg = g.filter_in_depth, kg = g.out_depth_per_group();
   const i64 per_image = g.out_rows * g.out_cols;
   const TapOffsets tap = tap_offsets(g);
+  const i64 taps = static_cast<i64>(tap.rows.size());
+  const i64 reach_rows = (g.filter_rows - 1) * g.dilation_rows, reach_cols = (g.filter_cols - 1) * g.dilation_cols;
+  std::vector<i64> delta;  // only where a window fits in the image: then each offset is below H * W * C
+  if (reach_rows < H && reach_cols < W)
+    for (i64 t = 0; t < taps; ++t) delta.push_back((tap.rows[t] * W + tap.cols[t]) * C);
   for (i64 group = 0; group < g.groups; ++group) {
     const auto locate = [&](i64 p) {
       const i64 n = p / per_image, oh = p % per_image / g.out_cols, ow = p % g.out_cols;
       return Located{y + p * K + group * kg, n * H, oh * g.stride_rows - g.pad_top, ow * g.stride_cols - g.pad_left};
     };
     const TapMatrices filter{f + group * kg, cg * K, K};  // f is [tap][cg][K]
-    rows_driver(g.batch * per_image, static_cast<i64>(tap.rows.size()), cg, kg, filter, locate,
-                [&](const Located& l, i64 t) -> const float* {
-                  const i64 ih = l.row + tap.rows[t], iw = l.col + tap.cols[t];
-                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) return nullptr;
-                  return x + ((l.image_row + ih) * W + iw) * C + group * cg;
-                });
+    const auto source = [&](const Located& l, i64 t) -> const float* {
+      const i64 ih = l.row + tap.rows[t], iw = l.col + tap.cols[t];
+      if (ih < 0 || ih >= H || iw < 0 || iw >= W) return nullptr;
+      return x + ((l.image_row + ih) * W + iw) * C + group * cg;
+    };
+    // A window wholly inside the image reads tap t at (rows[t] * W + cols[t]) * C from its corner.
+    const auto interior = [&](const Located& l) -> const float* {
+      if (l.row < 0 || l.row > H - 1 - reach_rows || l.col < 0 || l.col > W - 1 - reach_cols) return nullptr;
+      return x + ((l.image_row + l.row) * W + l.col) * C + group * cg;
+    };
+    rows_driver(g.batch * per_image, taps, cg, kg, filter, locate, source, interior, delta);
   }
 }
 
@@ -198,6 +227,11 @@ void conv2d_backprop_input_fast(const Conv2DGeometry& g, const float* f, const f
   // zero rows (with stride 2, three quarters of the work otherwise).
   const StridePhaseOrder order(H, W, g.stride_rows, g.stride_cols);
   const i64 per_image = H * W;
+  const bool unit_strides = g.stride_rows == 1 && g.stride_cols == 1;
+  const i64 reach_rows = (g.filter_rows - 1) * g.dilation_rows, reach_cols = (g.filter_cols - 1) * g.dilation_cols;
+  std::vector<i64> delta;  // only where some pixel is interior: then each offset is below OH * OW * K
+  if (unit_strides && reach_rows < g.out_rows && reach_cols < g.out_cols)
+    for (i64 t = 0; t < taps; ++t) delta.push_back(-(tap.rows[t] * g.out_cols + tap.cols[t]) * K);
   for (i64 group = 0; group < g.groups; ++group) {
     const auto locate = [&](i64 q) {
       const i64 n = q / per_image, pix = order.pixel(q % per_image);
@@ -206,14 +240,22 @@ void conv2d_backprop_input_fast(const Conv2DGeometry& g, const float* f, const f
     };
     const TapMatrices filter = narrow ? TapMatrices{f + group * kg, cg * K, K, true}
                                       : TapMatrices{ft.data() + group * kg * cg, K * cg, cg};  // the group's k rows
-    rows_driver(g.batch * per_image, taps, kg, cg, filter, locate, [&](const Located& l, i64 t) -> const float* {
+    const auto source = [&](const Located& l, i64 t) -> const float* {
       // The output position is (ih + pad - kh * dilation) / stride where that divides evenly.
       const i64 th = l.row - tap.rows[t], tw = l.col - tap.cols[t];
       if (th < 0 || tw < 0 || th % g.stride_rows != 0 || tw % g.stride_cols != 0) return nullptr;
       const i64 oh = th / g.stride_rows, ow = tw / g.stride_cols;
       if (oh >= g.out_rows || ow >= g.out_cols) return nullptr;
       return dy + ((l.image_row + oh) * g.out_cols + ow) * K + group * kg;
-    });
+    };
+    // At stride 1, an input pixel every tap of which reaches an output reads tap t at
+    // -(rows[t] * OW + cols[t]) * K from dy's row at (ih + pad_top, iw + pad_left).
+    const auto interior = [&](const Located& l) -> const float* {
+      if (!unit_strides || l.row < reach_rows || l.row >= g.out_rows || l.col < reach_cols || l.col >= g.out_cols)
+        return nullptr;
+      return dy + ((l.image_row + l.row) * g.out_cols + l.col) * K + group * kg;
+    };
+    rows_driver(g.batch * per_image, taps, kg, cg, filter, locate, source, interior, delta);
   }
 }
 
