@@ -206,6 +206,6 @@ TEST_CASE("cli: --path forces a cpu conv path; ops --paths lists them", "[cli]")
   CHECK(run_cli("run-op Neg --in x=zeros:2 --path bogus").status == 0);  // no path table: ignored
   const Result ops = run_cli("ops Conv2DBackpropFilterV2 --paths");
   REQUIRE(ops.status == 0);
-  CHECK_THAT(ops.out, Contains("    cpu paths: depthwise, bf16_native, strips, nhwc_fast, nchw_slabs, generic\n"));
+  CHECK_THAT(ops.out, Contains("    cpu paths: depthwise, amx, bf16_native, strips, nhwc_fast, nchw_slabs, generic\n"));
   CHECK_THAT(run_cli("ops Neg --paths").out, !Contains("cpu paths"));
 }

@@ -41,10 +41,6 @@ constexpr i64 kPixelBlock = 128;                 // pixels per pass: 64 pairs, p
 constexpr i64 kChannelGroup = 8 * kBf16MaxRows;  // channels per task (8 register tiles)
 constexpr i64 kColumnGroup = 128;                // filter columns per task: x is packed once per 128
 
-// Above this share of (pixel, tap) pairs in the padding, computing them with zero x costs more
-// than packing dy once per tap (measured: 14x14 3x3 SAME is 9%, 56x56 2%).
-constexpr double kMaxPaddedWork = 0.05;
-
 const u16* bits(const bfloat16* p) { return reinterpret_cast<const u16*>(p); }
 
 // The share of the filter gradient's (pixel, tap) pairs whose tap is in the padding (the pairs
@@ -61,6 +57,10 @@ double padded_work_fraction(const Conv2DGeometry& g) {
 
 }  // namespace
 
+// Above 5% of (pixel, tap) pairs in the padding, computing them with zero x costs more than
+// packing dy once per tap (measured: 14x14 3x3 SAME is 9%, 56x56 2%).
+bool conv2d_filter_keeps_padding(const Conv2DGeometry& g) { return padded_work_fraction(g) <= 0.05; }
+
 void conv2d_backprop_filter_bf16(const Conv2DGeometry& g, const bfloat16* x, const bfloat16* dy, bfloat16* df) {
   const Bf16Kernels& bk = *bf16_kernels();
   const i64 C = g.in_depth, K = g.out_depth, H = g.in_rows, W = g.in_cols;
@@ -71,7 +71,7 @@ void conv2d_backprop_filter_bf16(const Conv2DGeometry& g, const bfloat16* x, con
   const i64 chunks = filter_reduction_chunks(rows, per_chunk, fsize * 4);
   const ReductionPartials<float> partial(chunks, fsize);  // float32 partial filters, one per chunk
   const i64 per_image = g.out_rows * g.out_cols;
-  const bool keep_padding = padded_work_fraction(g) <= kMaxPaddedWork;
+  const bool keep_padding = conv2d_filter_keeps_padding(g);
   tbb::parallel_for(i64{0}, chunks * per_chunk, [&](i64 task) {
     const i64 chunk = task / per_chunk, cg = task % per_chunk / kgroups, kgi = task % kgroups;
     const i64 c0 = cg * kChannelGroup, cn = std::min(kChannelGroup, C - c0);

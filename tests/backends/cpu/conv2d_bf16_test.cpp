@@ -1,11 +1,13 @@
-// The native bfloat16 conv kernels (AVX-512 BF16: filter gradient, Conv2D, input gradient) against
-// the float64 reference kernel on a random sweep of NHWC shapes and attributes with pair, channel
-// and column tails, within a bound derived from float32 accumulation and one bfloat16 rounding;
-// their bitwise determinism across thread counts; and that the dispatcher uses them.
+// The native bfloat16 conv kernels (AVX-512 BF16: filter gradient, Conv2D, input gradient; AMX-BF16
+// tiles: filter gradient) against the float64 reference kernel on a random sweep of NHWC shapes and
+// attributes with pair, channel and column tails, within a bound derived from float32 accumulation
+// and one bfloat16 rounding; their bitwise determinism across thread counts; and that the dispatcher
+// uses them. The AMX path also runs on emulated tiles, so its packing and blocking are checked on any CPU.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -15,6 +17,7 @@
 
 #include <dagrad/dagrad.hpp>
 
+#include "dagrad/backends/cpu/amx_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 
 namespace {
@@ -78,8 +81,9 @@ Shape filter_shape(const ops::Conv2DGeometry& g) {
   return Shape{g.filter_rows, g.filter_cols, g.in_depth, g.out_depth};
 }
 
-// FilterStrips: the filter gradient of small-channel layers (conv2d_backprop_filter_strips).
-enum class Op { Forward, BackpropInput, BackpropFilter, FilterStrips };
+// FilterStrips: the filter gradient of small-channel layers (conv2d_backprop_filter_strips);
+// FilterAmx: the AMX filter gradient, FilterAmxEmulated the same on emulated tiles.
+enum class Op { Forward, BackpropInput, BackpropFilter, FilterStrips, FilterAmx, FilterAmxEmulated };
 
 // The op's two bfloat16 operands: (x, f), (f, dy) or (x, dy).
 std::pair<Shape, Shape> operand_shapes(Op op, const ops::Conv2DGeometry& g) {
@@ -98,6 +102,10 @@ std::vector<bfloat16> native(Op op, const ops::Conv2DGeometry& g, const std::vec
     cpu::conv2d_backprop_input_bf16(g, a.data(), b.data(), result.data());
   else if (op == Op::BackpropFilter)
     cpu::conv2d_backprop_filter_bf16(g, a.data(), b.data(), result.data());
+  else if (op == Op::FilterAmx)
+    cpu::conv2d_backprop_filter_amx(g, a.data(), b.data(), result.data());
+  else if (op == Op::FilterAmxEmulated)
+    cpu::conv2d_backprop_filter_amx_with(g, a.data(), b.data(), result.data(), cpu::amx_emulated_kernels());
   else
     cpu::conv2d_backprop_filter_strips<bfloat16>(g, a.data(), b.data(), result.data());
   return result;
@@ -160,7 +168,91 @@ bool skip_without_bf16() {
   return true;
 }
 
+bool skip_without_amx() {
+  if (cpu::conv2d_amx_available()) return false;
+  WARN(
+      "SKIPPED: this CPU has no AMX-BF16 (or the OS did not grant tile data); the amx conv path runs here only "
+      "on emulated tiles");
+  return true;
+}
+
+// 1 x 1 filters, a single output pixel (a lone pair partner), channels and filters across the
+// 32-row and 32/128-column blocks, pixels across the 256-pixel block and 16-pair steps.
+std::vector<Case> edge_cases() {
+  std::vector<Case> cases;
+  for (const auto& [n, hw, c, k, kernel] : std::vector<std::array<i64, 5>>{
+           {1, 1, 7, 17, 1}, {1, 3, 5, 3, 3}, {3, 5, 49, 65, 1}, {1, 17, 33, 130, 1}, {2, 9, 16, 16, 3}}) {
+    const AttrMap attrs = {{"strides", std::vector<i64>{1, 1, 1, 1}},
+                           {"padding", std::string("VALID")},
+                           {"dilations", std::vector<i64>{1, 1, 1, 1}},
+                           {"data_format", std::string("NHWC")},
+                           {"explicit_paddings", std::vector<i64>{}}};
+    cases.push_back({ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", attrs), Shape{n, hw, hw, c},
+                                          Shape{kernel, kernel, c, k}),
+                     attrs});
+  }
+  return cases;
+}
+
+// The same bits for 1, 2 and 3 threads.
+void check_thread_invariance(Op op, const Case& cs, std::mt19937& rng) {
+  const auto [sa, sb] = operand_shapes(op, cs.g);
+  const auto a = random_bf16(rng, sa.num_elements()), b = random_bf16(rng, sb.num_elements());
+  std::vector<bfloat16> first;
+  for (int threads : {1, 2, 3}) {
+    tbb::task_arena arena(threads);
+    std::vector<bfloat16> got;
+    arena.execute([&] { got = native(op, cs.g, a, b); });
+    if (threads == 1)
+      first = got;
+    else
+      REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(bfloat16)) == 0);
+  }
+}
+
 }  // namespace
+
+TEST_CASE("cpu AMX filter gradient on emulated tiles matches the float64 reference", "[cpu][conv][amx]") {
+  std::mt19937 rng(41);
+  for (int trial = 0; trial < 16; ++trial) check_case(Op::FilterAmxEmulated, random_case(rng, false), rng);
+  for (int trial = 0; trial < 2; ++trial) check_case(Op::FilterAmxEmulated, random_case(rng, true), rng);
+  for (const Case& cs : edge_cases()) check_case(Op::FilterAmxEmulated, cs, rng);
+  check_thread_invariance(Op::FilterAmxEmulated, random_case(rng, true), rng);
+}
+
+TEST_CASE("cpu AMX tile product emulation: pair order, zero padding, denormals", "[cpu][amx]") {
+  const auto word = [](float even, float odd) {
+    return static_cast<std::uint32_t>(std::bit_cast<std::uint32_t>(even) >> 16) |
+           (std::bit_cast<std::uint32_t>(odd) & 0xffff0000u);
+  };
+  // One row, one column, 16 pairs: 1 + 2^24 (even) then -2^24 (odd) in pair 0 rounds the 1 away
+  // (ties to even) before the second product cancels: the order is part of the arithmetic.
+  std::vector<std::uint32_t> a(16, 0), b(16, 0);
+  a[0] = word(0x1p24f, 0x1p24f);
+  b[0] = word(1.0f, -1.0f);
+  float c = 1.0f;
+  cpu::amx_emulated_kernels().product(1, 1, a.data(), 16, b.data(), 1, 16, &c, 1);
+  CHECK(c == 0.0f);
+  // A denormal bfloat16 reads as zero; a denormal sum is flushed.
+  a[0] = word(0x1p-130f, 0.0f);
+  b[0] = word(1.0f, 0.0f);
+  c = 0.0f;
+  cpu::amx_emulated_kernels().product(1, 1, a.data(), 16, b.data(), 1, 16, &c, 1);
+  CHECK(c == 0.0f);
+  a[0] = word(0x1p-100f, 0.0f);
+  b[0] = word(0x1p-30f, 0.0f);
+  c = 0.0f;
+  cpu::amx_emulated_kernels().product(1, 1, a.data(), 16, b.data(), 1, 16, &c, 1);
+  CHECK(c == 0.0f);
+}
+
+TEST_CASE("cpu AMX filter gradient on the tiles matches the reference and its emulation", "[cpu][conv][amx]") {
+  if (skip_without_amx()) return;
+  std::mt19937 rng(43);
+  for (int trial = 0; trial < 30; ++trial) check_case(Op::FilterAmx, random_case(rng, trial % 5 == 0), rng);
+  for (const Case& cs : edge_cases()) check_case(Op::FilterAmx, cs, rng);
+  check_thread_invariance(Op::FilterAmx, random_case(rng, true), rng);
+}
 
 TEST_CASE("cpu bf16 native conv kernels match the float64 reference on a random sweep", "[cpu][conv]") {
   if (skip_without_bf16()) return;
@@ -253,7 +345,8 @@ TEST_CASE("cpu conv dispatch sends NHWC bf16 convs to the native path", "[cpu][c
   for (Op op : {Op::BackpropFilter, Op::Forward, Op::BackpropInput}) {
     const auto [sa, sb] = operand_shapes(op, cs.g);
     const auto a = random_bf16(rng, sa.num_elements()), b = random_bf16(rng, sb.num_elements());
-    const auto want = native(op, cs.g, a, b);
+    // The filter gradient takes AMX tiles where the CPU has them.
+    const auto want = native(op == Op::BackpropFilter && cpu::conv2d_amx_available() ? Op::FilterAmx : op, cs.g, a, b);
     std::vector<bfloat16> got(want.size());
     if (op == Op::Forward)
       cpu::conv2d_forward<bfloat16>(cs.g, a.data(), b.data(), got.data());

@@ -161,6 +161,11 @@ TEST_CASE("every cpu conv path that applies matches the reference kernels, and e
           WARN(op.name << ": path bf16_native not exercised: this CPU lacks AVX512_BF16");
           continue;
         }
+        if (path.name == "amx" && !cpu::conv2d_amx_available()) {
+          WARN(op.name << ": path amx not exercised: this CPU lacks AMX-BF16 (conv2d_bf16_test runs it on emulated "
+                          "tiles)");
+          continue;
+        }
         if (runs[{op.op, std::string(path.name), dtype}] == 0)
           FAIL_CHECK(op.name << ": path " << path.name << " in " << dtype_name(dtype) << " was exercised by no case");
       }
@@ -251,8 +256,9 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
   const Output r = ops::relu(graph, ops::constant(graph, x));
   CHECK(Session(graph, {.kernel_path = "bogus"}).run({}, r).shape() == x.shape());
   CHECK(cpu::conv2d_paths("Relu").empty());
-  CHECK(cpu::conv2d_paths("Conv2DBackpropFilter") ==
-        std::vector<std::string_view>{"depthwise", "bf16_native", "strips", "nhwc_fast", "nchw_slabs", "generic"});
+  CHECK(cpu::conv2d_paths("Conv2DBackpropFilter") == std::vector<std::string_view>{"depthwise", "amx", "bf16_native",
+                                                                                   "strips", "nhwc_fast", "nchw_slabs",
+                                                                                   "generic"});
 }
 
 TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain picked", "[cpu][conv][paths]") {
@@ -261,7 +267,7 @@ TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain pic
     DType dtype;
     const char *forward, *input, *filter;
   };
-  const bool bf16 = cpu::conv2d_bf16_native_available();
+  const bool bf16 = cpu::conv2d_bf16_native_available(), amx = cpu::conv2d_amx_available();
   const auto big_pads = [] {  // 1x1 filter, 200 zeros each side: the scanned taps are mostly padding
     testing::ConvCase cs = fixed_case("NHWC", "VALID", 1, 4, 4, 2, 2, 1, 1, 1, 1, 1);
     cs.options.padding = "EXPLICIT";
@@ -280,7 +286,10 @@ TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain pic
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::BFloat16, bf16 ? "bf16_native" : "nhwc_fast",
-       bf16 ? "bf16_native" : "nhwc_fast", bf16 ? "bf16_native" : "nhwc_fast"},
+       bf16 ? "bf16_native" : "nhwc_fast",
+       amx    ? "amx"
+       : bf16 ? "bf16_native"
+              : "nhwc_fast"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 4), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
       {fixed_case("NCHW", "SAME", 2, 6, 40, 32, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_fast", "nchw_fast",
