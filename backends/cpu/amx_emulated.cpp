@@ -27,29 +27,32 @@ namespace {
 using i64 = long long;
 using u32 = std::uint32_t;
 
-// A bfloat16 half of a pair as float32; denormals read as zero (the tiles' DAZ).
-float half_value(u32 word, int half) {
-  const float v = std::bit_cast<float>(half == 0 ? word << 16 : word & 0xffff0000u);
+// A bfloat16 as float32; denormals read as zero (the tiles' DAZ).
+float value(std::uint16_t bits) {
+  const float v = std::bit_cast<float>(std::uint32_t{bits} << 16);
   return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v;
 }
 // A float32 sum with a denormal result flushed to zero (the tiles' FTZ).
 float flushed(float v) { return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v; }
 
-void product(i64 m, i64 n, const u32* a, i64 lda, const u32* b, i64 ldb, i64 pairs, float* c, i64 ldc) {
+void batch(i64 m, i64 n, const std::uint16_t* const* a, i64 lda, const u32* const* b, i64 ldb, i64 count, float* c,
+           i64 ldc) {
   for (i64 r = 0; r < m; ++r)
     for (i64 j = 0; j < n; ++j) {
       float acc = c[r * ldc + j];
-      for (i64 q = 0; q < pairs; ++q) {
-        const u32 x = a[r * lda + q], y = b[q * ldb + j];
-        // Products of two bfloat16 are exact in float32: one rounding per sum.
-        acc = flushed(acc + half_value(x, 0) * half_value(y, 0));
-        acc = flushed(acc + half_value(x, 1) * half_value(y, 1));
-      }
+      for (i64 i = 0; i < count; ++i)
+        for (i64 q = 0; q < kAmxPairStep; ++q) {
+          const std::uint16_t* x = a[i] + r * lda + 2 * q;
+          const u32 y = b[i][q * ldb + j];
+          // Products of two bfloat16 are exact in float32: one rounding per sum.
+          acc = flushed(acc + value(x[0]) * value(static_cast<std::uint16_t>(y)));
+          acc = flushed(acc + value(x[1]) * value(static_cast<std::uint16_t>(y >> 16)));
+        }
       c[r * ldc + j] = acc;
     }
 }
 
-constexpr AmxKernels kEmulated{&product};
+constexpr AmxKernels kEmulated{&batch};
 
 }  // namespace
 

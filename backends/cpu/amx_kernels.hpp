@@ -1,9 +1,11 @@
-// The interface of the AMX-BF16 tile product (isa/amx_bf16.cpp) behind the AMX bfloat16 conv
-// path, and a portable emulation of the same arithmetic (amx_emulated.cpp) so that the path's
-// packing and index arithmetic run and are tested on any CPU. Operands are bfloat16 pairs in 32-bit
-// words {even, odd} (low half the even element), as in bf16_kernels.hpp:
-//   a: m rows of `pairs` words (row r at a + r * lda): the left operand, rows-major as tiles load it;
-//   b: `pairs` rows of n words (row q at b + q * ldb): the pair panels of bf16_kernels.hpp.
+// The interface of the AMX-BF16 tile kernel (isa/amx_bf16.cpp) behind the AMX bfloat16 conv
+// paths, and a portable emulation of the same arithmetic (amx_emulated.cpp) so that the paths'
+// packing and index arithmetic run and are tested on any CPU. The reduction runs over bfloat16
+// pairs {even, odd}: in memory, two adjacent bfloat16 (a 32-bit word, low half the even one), so
+// 32 adjacent channels of an NHWC pixel are one tile row as they lie. A batch (as oneDNN's brgemm)
+// adds the products of `count` operand pairs to one float32 block held in tiles:
+//   a[i]: m rows of 32 bfloat16 (16 pairs), row r at a[i] + r * lda (lda in bfloat16);
+//   b[i]: 16 rows of n pair words, row q at b[i] + q * ldb (ldb in words): the pair panels of bf16_kernels.hpp.
 // Included by the ISA file: no header with inline functions here.
 #pragma once
 
@@ -11,19 +13,19 @@
 
 namespace dagrad::cpu {
 
-// Rows and columns of one product call at most (2 x 2 tiles of 16 x 16 float32), and the pair
-// step of a tile (64 bytes of pairs per row): `pairs` must be a multiple of it.
+// Rows and columns of one batch at most (2 x 2 tiles of 16 x 16 float32), and the pairs of one
+// operand pair (64 bytes of a tile row).
 inline constexpr long long kAmxMaxRows = 32;
 inline constexpr long long kAmxMaxCols = 32;
 inline constexpr long long kAmxPairStep = 16;
 
 struct AmxKernels {
-  // c[r*ldc + j] += sum_{q<pairs} (a_r[q].even * b_q[j].even + a_r[q].odd * b_q[j].odd) for r < m,
-  // j < n, in float32, pair by pair in ascending q, even product first (the SDM's order for
-  // TDPBF16PS; bfloat16 denormals read as zero, float32 denormal sums flushed to zero).
-  // 1 <= m <= kAmxMaxRows, 1 <= n <= kAmxMaxCols, pairs a multiple of kAmxPairStep.
-  void (*product)(long long m, long long n, const std::uint32_t* a, long long lda, const std::uint32_t* b,
-                  long long ldb, long long pairs, float* c, long long ldc);
+  // c[r*ldc + j] += sum_{i<count} sum_{q<16} (a_i[r][2q] * b_i[q][j].even + a_i[r][2q+1] * b_i[q][j].odd)
+  // for r < m, j < n, in float32: operand pairs in order, pairs in ascending q, the even product
+  // first (the SDM's order for TDPBF16PS), bfloat16 denormals read as zero, float32 denormal sums
+  // flushed to zero. 1 <= m <= kAmxMaxRows, 1 <= n <= kAmxMaxCols.
+  void (*batch)(long long m, long long n, const std::uint16_t* const* a, long long lda, const std::uint32_t* const* b,
+                long long ldb, long long count, float* c, long long ldc);
 };
 
 // The tile kernels where this CPU has AMX-BF16 and the OS granted tile data, else nullptr.

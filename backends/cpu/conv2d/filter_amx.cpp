@@ -50,11 +50,12 @@ void pack_pair_rows(const u16* const* ys, i64 off, i64 m, i64 n, i64 npairs, u32
   }
 }
 
-// The left operand, transposed: out[c * ld + q] = {xs[2q][off + c], xs[2q + 1][off + c]}, c < n, q < npairs.
-void pack_pair_columns(const u16* const* xs, i64 off, i64 m, i64 n, i64 npairs, u32* out, i64 ld) {
-  for (i64 q = 0; q < npairs; ++q) {
-    const PixelPair p = pixel_pair(xs, m, q);
-    for (i64 c = 0; c < n; ++c) out[c * ld + q] = pair(p.lo, p.hi, off + c);
+// The left operand, transposed: out[c * ld + i] = xs[i][off + c] for c < n, i < 2 * npairs (pixel
+// pairs side by side, as a tile row reads them; nullptr rows and those past m are zero).
+void pack_pixel_columns(const u16* const* xs, i64 off, i64 m, i64 n, i64 npairs, u16* out, i64 ld) {
+  for (i64 i = 0; i < 2 * npairs; ++i) {
+    const u16* row = i < m ? xs[i] : nullptr;
+    for (i64 c = 0; c < n; ++c) out[c * ld + i] = row ? row[off + c] : u16{0};
   }
 }
 
@@ -84,12 +85,14 @@ void conv2d_backprop_filter_amx_with(const Conv2DGeometry& g, const bfloat16* x,
     float* d = partial.chunk(chunk);
     for (i64 t = 0; t < taps; ++t)
       for (i64 c = c0; c < c0 + cn; ++c) std::fill_n(d + (t * C + c) * K + k0, kn, 0.0f);
-    std::vector<u32> xpanel(static_cast<std::size_t>(kChannelGroup * kPixelBlock / 2));
+    std::vector<u16> xpanel(static_cast<std::size_t>(kChannelGroup * kPixelBlock));
     std::vector<u32> ypanel(static_cast<std::size_t>(kPixelBlock / 2 * kColumnGroup));
     const u16* xs[kPixelBlock];
     const u16* ys[kPixelBlock];
     const u16* packed_ys[kPixelBlock];  // the pixels ypanel holds now, to skip repacking it
     i64 packed_m = -1;
+    const u16* as[kPixelBlock / 2 / kAmxPairStep];  // one batch's operands: the tile steps of a block
+    const u32* bs[kPixelBlock / 2 / kAmxPairStep];
     // Chunk boundaries fall on whole output rows, as filter_reduction_chunks assumed.
     const i64 p_end = rows * (chunk + 1) / chunks * g.out_cols;
     i64 ih0[kPixelBlock], iw0[kPixelBlock], image[kPixelBlock];  // per pixel of the block
@@ -118,11 +121,16 @@ void conv2d_backprop_filter_amx_with(const Conv2DGeometry& g, const bfloat16* x,
           std::copy(ys, ys + m, packed_ys);
           packed_m = m;
         }
-        pack_pair_columns(xs, c0, m, cn, npairs, xpanel.data(), npairs);
+        pack_pixel_columns(xs, c0, m, cn, npairs, xpanel.data(), 2 * npairs);
         float* dt = d + (t * C + c0) * K + k0;
-        for (i64 j = 0; j < kn; j += kAmxMaxCols)
-          tiles.product(cn, std::min<i64>(kAmxMaxCols, kn - j), xpanel.data(), npairs, ypanel.data() + j, kpad, npairs,
-                        dt + j, K);
+        const i64 steps = npairs / kAmxPairStep;
+        for (i64 j = 0; j < kn; j += kAmxMaxCols) {
+          for (i64 i = 0; i < steps; ++i) {
+            as[i] = xpanel.data() + i * 2 * kAmxPairStep;
+            bs[i] = ypanel.data() + i * kAmxPairStep * kpad + j;
+          }
+          tiles.batch(cn, std::min<i64>(kAmxMaxCols, kn - j), as, 2 * npairs, bs, kpad, steps, dt + j, K);
+        }
       }
     }
   });

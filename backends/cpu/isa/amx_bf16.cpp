@@ -1,6 +1,6 @@
-// The AMX-BF16 tile product (interface: amx_kernels.hpp): c (m x n float32, up to 2 x 2 tiles of
-// 16 x 16) loaded into tiles 0-3, a's row blocks into tiles 4-5 and b's column blocks into tiles
-// 6-7, one TDPBF16PS per (row block, column block) and 16 pairs, c stored back. Tiles are
+// The AMX-BF16 tile batch (interface: amx_kernels.hpp): c (m x n float32, up to 2 x 2 tiles of
+// 16 x 16) loaded into tiles 0-3; per operand pair, a's row blocks into tiles 4-5 and b's column
+// blocks into tiles 6-7 and one TDPBF16PS per (row block, column block); c stored back. Tiles are
 // configured per call for its m and n (a tile of zero rows or columns may not be touched, hence
 // the four variants) and released after it. Compiled with AMX flags for this file only and called
 // only where cpu_info() reports AMX-BF16 with tile data granted.
@@ -12,6 +12,7 @@ namespace dagrad::cpu::amx {
 namespace {
 
 using i64 = long long;
+using u16 = std::uint16_t;
 using u32 = std::uint32_t;
 
 // The 64-byte operand of LDTILECFG, palette 1.
@@ -24,7 +25,8 @@ struct alignas(64) TileConfig {
 static_assert(sizeof(TileConfig) == 64);
 
 template <bool kLowerRows, bool kRightCols>
-void product_tiles(i64 m, i64 n, const u32* a, i64 lda, const u32* b, i64 ldb, i64 pairs, float* c, i64 ldc) {
+void batch_tiles(i64 m, i64 n, const u16* const* a, i64 lda, const u32* const* b, i64 ldb, i64 count, float* c,
+                 i64 ldc) {
   const i64 m0 = m < 16 ? m : 16, n0 = n < 16 ? n : 16;
   TileConfig cfg;
   const auto set = [&](int tile, i64 rows, i64 bytes) {
@@ -38,16 +40,16 @@ void product_tiles(i64 m, i64 n, const u32* a, i64 lda, const u32* b, i64 ldb, i
   if constexpr (kLowerRows) set(2, m - 16, n0 * 4), set(5, m - 16, 64);
   if constexpr (kLowerRows && kRightCols) set(3, m - 16, (n - 16) * 4);
   _tile_loadconfig(&cfg);
-  const i64 sc = ldc * 4, sa = lda * 4, sb = ldb * 4;  // strides in bytes
+  const i64 sc = ldc * 4, sa = lda * 2, sb = ldb * 4;  // strides in bytes
   _tile_loadd(0, c, sc);
   if constexpr (kRightCols) _tile_loadd(1, c + 16, sc);
   if constexpr (kLowerRows) _tile_loadd(2, c + 16 * ldc, sc);
   if constexpr (kLowerRows && kRightCols) _tile_loadd(3, c + 16 * ldc + 16, sc);
-  for (i64 q = 0; q < pairs; q += 16) {
-    _tile_loadd(4, a + q, sa);
-    _tile_loadd(6, b + q * ldb, sb);
-    if constexpr (kRightCols) _tile_loadd(7, b + q * ldb + 16, sb);
-    if constexpr (kLowerRows) _tile_loadd(5, a + 16 * lda + q, sa);
+  for (i64 i = 0; i < count; ++i) {
+    _tile_loadd(4, a[i], sa);
+    _tile_loadd(6, b[i], sb);
+    if constexpr (kRightCols) _tile_loadd(7, b[i] + 16, sb);
+    if constexpr (kLowerRows) _tile_loadd(5, a[i] + 16 * lda, sa);
     _tile_dpbf16ps(0, 4, 6);
     if constexpr (kRightCols) _tile_dpbf16ps(1, 4, 7);
     if constexpr (kLowerRows) _tile_dpbf16ps(2, 5, 6);
@@ -60,16 +62,16 @@ void product_tiles(i64 m, i64 n, const u32* a, i64 lda, const u32* b, i64 ldb, i
   _tile_release();
 }
 
-void product(i64 m, i64 n, const u32* a, i64 lda, const u32* b, i64 ldb, i64 pairs, float* c, i64 ldc) {
+void batch(i64 m, i64 n, const u16* const* a, i64 lda, const u32* const* b, i64 ldb, i64 count, float* c, i64 ldc) {
   if (m > 16)
-    return n > 16 ? product_tiles<true, true>(m, n, a, lda, b, ldb, pairs, c, ldc)
-                  : product_tiles<true, false>(m, n, a, lda, b, ldb, pairs, c, ldc);
-  return n > 16 ? product_tiles<false, true>(m, n, a, lda, b, ldb, pairs, c, ldc)
-                : product_tiles<false, false>(m, n, a, lda, b, ldb, pairs, c, ldc);
+    return n > 16 ? batch_tiles<true, true>(m, n, a, lda, b, ldb, count, c, ldc)
+                  : batch_tiles<true, false>(m, n, a, lda, b, ldb, count, c, ldc);
+  return n > 16 ? batch_tiles<false, true>(m, n, a, lda, b, ldb, count, c, ldc)
+                : batch_tiles<false, false>(m, n, a, lda, b, ldb, count, c, ldc);
 }
 
 }  // namespace
 
-extern const AmxKernels kernels{&product};
+extern const AmxKernels kernels{&batch};
 
 }  // namespace dagrad::cpu::amx

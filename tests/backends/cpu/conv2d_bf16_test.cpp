@@ -220,30 +220,38 @@ TEST_CASE("cpu AMX filter gradient on emulated tiles matches the float64 referen
   check_thread_invariance(Op::FilterAmxEmulated, random_case(rng, true), rng);
 }
 
-TEST_CASE("cpu AMX tile product emulation: pair order, zero padding, denormals", "[cpu][amx]") {
-  const auto word = [](float even, float odd) {
-    return static_cast<std::uint32_t>(std::bit_cast<std::uint32_t>(even) >> 16) |
-           (std::bit_cast<std::uint32_t>(odd) & 0xffff0000u);
+TEST_CASE("cpu AMX tile batch emulation: pair order, operand order, denormals", "[cpu][amx]") {
+  const auto bits = [](float v) { return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16); };
+  const auto word = [&](float even, float odd) { return std::uint32_t{bits(even)} | std::uint32_t{bits(odd)} << 16; };
+  const auto run = [](const std::vector<std::uint16_t>& a, const std::vector<std::uint32_t>& b, float c) {
+    const std::uint16_t* as[2] = {a.data(), a.data() + 32};
+    const std::uint32_t* bs[2] = {b.data(), b.data() + 16};
+    cpu::amx_emulated_kernels().batch(1, 1, as, 32, bs, 1, 2, &c, 1);
+    return c;
   };
-  // One row, one column, 16 pairs: 1 + 2^24 (even) then -2^24 (odd) in pair 0 rounds the 1 away
-  // (ties to even) before the second product cancels: the order is part of the arithmetic.
-  std::vector<std::uint32_t> a(16, 0), b(16, 0);
-  a[0] = word(0x1p24f, 0x1p24f);
+  std::vector<std::uint16_t> a(64, 0);
+  std::vector<std::uint32_t> b(32, 0);
+  // 1 + 2^24 (the even product) rounds the 1 away (ties to even) before the odd product cancels
+  // the 2^24: the order of the two products is part of the arithmetic.
+  a[0] = a[1] = bits(0x1p24f);
   b[0] = word(1.0f, -1.0f);
-  float c = 1.0f;
-  cpu::amx_emulated_kernels().product(1, 1, a.data(), 16, b.data(), 1, 16, &c, 1);
-  CHECK(c == 0.0f);
-  // A denormal bfloat16 reads as zero; a denormal sum is flushed.
-  a[0] = word(0x1p-130f, 0.0f);
+  CHECK(run(a, b, 1.0f) == 0.0f);
+  // Operand pairs in order: pair 0 of the second operand (2^24 * -1) comes after the first's.
   b[0] = word(1.0f, 0.0f);
-  c = 0.0f;
-  cpu::amx_emulated_kernels().product(1, 1, a.data(), 16, b.data(), 1, 16, &c, 1);
-  CHECK(c == 0.0f);
-  a[0] = word(0x1p-100f, 0.0f);
+  a[32] = bits(0x1p24f);
+  b[16] = word(-1.0f, 0.0f);
+  CHECK(run(a, b, 1.0f) == 0.0f);
+  // A denormal bfloat16 reads as zero; a denormal sum is flushed.
+  std::fill(a.begin(), a.end(), 0);
+  std::fill(b.begin(), b.end(), 0);
+  a[0] = bits(0x1p-130f);
+  b[0] = word(1.0f, 0.0f);
+  CHECK(run(a, b, 0.0f) == 0.0f);
+  a[0] = bits(0x1p-100f);
   b[0] = word(0x1p-30f, 0.0f);
-  c = 0.0f;
-  cpu::amx_emulated_kernels().product(1, 1, a.data(), 16, b.data(), 1, 16, &c, 1);
-  CHECK(c == 0.0f);
+  CHECK(run(a, b, 0.0f) == 0.0f);
+  a[0] = bits(0.5f);
+  CHECK(run(a, b, 0.0f) == 0x1p-31f);  // and a normal one is not
 }
 
 TEST_CASE("cpu AMX filter gradient on the tiles matches the reference and its emulation", "[cpu][conv][amx]") {
