@@ -35,15 +35,14 @@ float value(std::uint16_t bits) {
 // A float32 sum with a denormal result flushed to zero (the tiles' FTZ).
 float flushed(float v) { return std::fpclassify(v) == FP_SUBNORMAL ? std::copysign(0.0f, v) : v; }
 
-void batch(i64 m, i64 n, const std::uint16_t* const* a, i64 lda, const u32* const* b, i64 ldb, i64 count, float* c,
-           i64 ldc) {
+void batch(i64 m, i64 n, const AmxOperands* operands, i64 count, i64 ldb, float* c, i64 ldc) {
   for (i64 r = 0; r < m; ++r)
     for (i64 j = 0; j < n; ++j) {
       float acc = c[r * ldc + j];
       for (i64 i = 0; i < count; ++i)
         for (i64 q = 0; q < kAmxPairStep; ++q) {
-          const std::uint16_t* x = a[i] + r * lda + 2 * q;
-          const u32 y = b[i][q * ldb + j];
+          const std::uint16_t* x = operands[i].a + r * operands[i].lda + 2 * q;
+          const u32 y = operands[i].b[q * ldb + j];
           // Products of two bfloat16 are exact in float32: one rounding per sum.
           acc = flushed(acc + value(x[0]) * value(static_cast<std::uint16_t>(y)));
           acc = flushed(acc + value(x[1]) * value(static_cast<std::uint16_t>(y >> 16)));

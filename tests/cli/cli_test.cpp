@@ -195,7 +195,7 @@ TEST_CASE("cli: --path forces a cpu conv path; ops --paths lists them", "[cli]")
   REQUIRE(fast.status == 0);
   REQUIRE(generic.status == 0);
   check_error(run_cli(conv + " --path bogus"),
-              "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, bf16_native, strips, "
+              "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, amx, bf16_native, strips, "
               "nhwc_fast, nchw_fast, generic");
   check_error(run_cli(conv + " --path nchw_fast"), "Conv2D: kernel path 'nchw_fast' does not apply to this call");
   check_error(run_cli("bench-op" + conv.substr(6) + " --repeat 1 --warmup 0 --path nchw_fast"), "does not apply");

@@ -91,8 +91,7 @@ void conv2d_backprop_filter_amx_with(const Conv2DGeometry& g, const bfloat16* x,
     const u16* ys[kPixelBlock];
     const u16* packed_ys[kPixelBlock];  // the pixels ypanel holds now, to skip repacking it
     i64 packed_m = -1;
-    const u16* as[kPixelBlock / 2 / kAmxPairStep];  // one batch's operands: the tile steps of a block
-    const u32* bs[kPixelBlock / 2 / kAmxPairStep];
+    AmxOperands operands[kPixelBlock / 2 / kAmxPairStep];  // one batch: the tile steps of a block
     // Chunk boundaries fall on whole output rows, as filter_reduction_chunks assumed.
     const i64 p_end = rows * (chunk + 1) / chunks * g.out_cols;
     i64 ih0[kPixelBlock], iw0[kPixelBlock], image[kPixelBlock];  // per pixel of the block
@@ -125,11 +124,10 @@ void conv2d_backprop_filter_amx_with(const Conv2DGeometry& g, const bfloat16* x,
         float* dt = d + (t * C + c0) * K + k0;
         const i64 steps = npairs / kAmxPairStep;
         for (i64 j = 0; j < kn; j += kAmxMaxCols) {
-          for (i64 i = 0; i < steps; ++i) {
-            as[i] = xpanel.data() + i * 2 * kAmxPairStep;
-            bs[i] = ypanel.data() + i * kAmxPairStep * kpad + j;
-          }
-          tiles.batch(cn, std::min<i64>(kAmxMaxCols, kn - j), as, 2 * npairs, bs, kpad, steps, dt + j, K);
+          for (i64 i = 0; i < steps; ++i)
+            operands[i] = {xpanel.data() + i * 2 * kAmxPairStep, 2 * npairs,
+                           ypanel.data() + i * kAmxPairStep * kpad + j};
+          tiles.batch(cn, std::min<i64>(kAmxMaxCols, kn - j), operands, steps, kpad, dt + j, K);
         }
       }
     }

@@ -94,12 +94,16 @@ void conv2d_backprop_filter_bf16(const ops::Conv2DGeometry& g, const bfloat16* x
 // so that every tap takes the same pixels and dy is packed once per block: where little work is padding.
 bool conv2d_filter_keeps_padding(const ops::Conv2DGeometry& g);
 // The same filter gradient on AMX-BF16 tiles (filter_amx.cpp), where conv2d_amx_available(); the
-// _with form runs on the given tile kernels (amx_emulated_kernels() in tests, on any CPU).
+// _with forms run on the given tile kernels (amx_emulated_kernels() in tests, on any CPU).
 bool conv2d_amx_available();
 void conv2d_backprop_filter_amx(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* dy, bfloat16* df);
 struct AmxKernels;
 void conv2d_backprop_filter_amx_with(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* dy, bfloat16* df,
                                      const AmxKernels& tiles);
+// Conv2D on AMX-BF16 tiles (forward_amx.cpp), likewise.
+void conv2d_forward_amx(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y);
+void conv2d_forward_amx_with(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y,
+                             const AmxKernels& tiles);
 // Conv2D and its input gradient the same way (forward_input_bf16_native.cpp).
 void conv2d_forward_bf16(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y);
 void conv2d_backprop_input_bf16(const ops::Conv2DGeometry& g, const bfloat16* f, const bfloat16* dy, bfloat16* dx);

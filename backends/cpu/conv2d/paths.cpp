@@ -64,11 +64,12 @@ bool bf16_native_row(const Conv2DGeometry& g) {
   const i64 short_side = op == ConvOp::BackpropInput ? std::min(g.out_depth, g.in_depth) : g.in_depth;
   return bounded<op>(g) && bf16_native_applies(g, short_side);
 }
-// AMX tiles: NHWC, groups = 1, at least 16 channels (a tile's rows; below that the float32 path
-// is faster), where the CPU has AMX-BF16 and the OS granted tile data.
-bool filter_amx_row(const Conv2DGeometry& g) {
-  return bounded<ConvOp::BackpropFilter>(g) && conv2d_fast_path_applies(g) && g.groups == 1 && g.in_depth >= 16 &&
-         conv2d_amx_available();
+// AMX tiles: NHWC, groups = 1, at least 16 channels (the filter gradient's tile rows, half of
+// Conv2D's tile step; below that the other paths waste less), where the CPU has AMX-BF16 and the OS
+// granted tile data.
+template <ConvOp op>
+bool amx_row(const Conv2DGeometry& g) {
+  return bounded<op>(g) && conv2d_fast_path_applies(g) && g.groups == 1 && g.in_depth >= 16 && conv2d_amx_available();
 }
 template <ConvOp op>
 bool nhwc_fast_row(const Conv2DGeometry& g) {
@@ -122,6 +123,7 @@ constexpr ConvOp kF = ConvOp::Forward, kI = ConvOp::BackpropInput, kW = ConvOp::
 
 constexpr ConvPath kForward[] = {
     float_row<kF, conv2d_forward_depthwise>("depthwise", depthwise_row<kF>, FiniteRule::None),
+    {"amx", amx_row<kF>, FiniteRule::FilterIfPadded, nullptr, conv2d_forward_amx},
     {"bf16_native", bf16_native_row<kF>, FiniteRule::FilterIfPadded, nullptr, conv2d_forward_bf16},
     float_row<kF, conv2d_forward_strips>("strips", forward_strips_row, FiniteRule::FilterIfPadded),  // first layers
     float_row<kF, conv2d_forward_fast>("nhwc_fast", nhwc_fast_row<kF>, FiniteRule::FilterIfPadded),
@@ -141,7 +143,7 @@ constexpr ConvPath kBackpropInput[] = {
 };
 constexpr ConvPath kBackpropFilter[] = {
     float_row<kW, conv2d_backprop_filter_depthwise>("depthwise", depthwise_row<kW>, FiniteRule::None),
-    {"amx", filter_amx_row, FiniteRule::RerunIfNonFinite, nullptr, conv2d_backprop_filter_amx},
+    {"amx", amx_row<kW>, FiniteRule::RerunIfNonFinite, nullptr, conv2d_backprop_filter_amx},
     {"bf16_native", bf16_native_row<kW>, FiniteRule::RerunIfNonFinite, nullptr, conv2d_backprop_filter_bf16},
     // First layers. half and bfloat16 widen block by block as they copy: no whole-tensor copies.
     {"strips", filter_strips_row, FiniteRule::RerunIfNonFinite, conv2d_backprop_filter_strips<half>,

@@ -12,7 +12,6 @@ namespace dagrad::cpu::amx {
 namespace {
 
 using i64 = long long;
-using u16 = std::uint16_t;
 using u32 = std::uint32_t;
 
 // The 64-byte operand of LDTILECFG, palette 1.
@@ -25,8 +24,7 @@ struct alignas(64) TileConfig {
 static_assert(sizeof(TileConfig) == 64);
 
 template <bool kLowerRows, bool kRightCols>
-void batch_tiles(i64 m, i64 n, const u16* const* a, i64 lda, const u32* const* b, i64 ldb, i64 count, float* c,
-                 i64 ldc) {
+void batch_tiles(i64 m, i64 n, const AmxOperands* operands, i64 count, i64 ldb, float* c, i64 ldc) {
   const i64 m0 = m < 16 ? m : 16, n0 = n < 16 ? n : 16;
   TileConfig cfg;
   const auto set = [&](int tile, i64 rows, i64 bytes) {
@@ -40,16 +38,17 @@ void batch_tiles(i64 m, i64 n, const u16* const* a, i64 lda, const u32* const* b
   if constexpr (kLowerRows) set(2, m - 16, n0 * 4), set(5, m - 16, 64);
   if constexpr (kLowerRows && kRightCols) set(3, m - 16, (n - 16) * 4);
   _tile_loadconfig(&cfg);
-  const i64 sc = ldc * 4, sa = lda * 2, sb = ldb * 4;  // strides in bytes
+  const i64 sc = ldc * 4, sb = ldb * 4;  // strides in bytes
   _tile_loadd(0, c, sc);
   if constexpr (kRightCols) _tile_loadd(1, c + 16, sc);
   if constexpr (kLowerRows) _tile_loadd(2, c + 16 * ldc, sc);
   if constexpr (kLowerRows && kRightCols) _tile_loadd(3, c + 16 * ldc + 16, sc);
   for (i64 i = 0; i < count; ++i) {
-    _tile_loadd(4, a[i], sa);
-    _tile_loadd(6, b[i], sb);
-    if constexpr (kRightCols) _tile_loadd(7, b[i] + 16, sb);
-    if constexpr (kLowerRows) _tile_loadd(5, a[i] + 16 * lda, sa);
+    const AmxOperands& op = operands[i];
+    _tile_loadd(4, op.a, op.lda * 2);
+    _tile_loadd(6, op.b, sb);
+    if constexpr (kRightCols) _tile_loadd(7, op.b + 16, sb);
+    if constexpr (kLowerRows) _tile_loadd(5, op.a + 16 * op.lda, op.lda * 2);
     _tile_dpbf16ps(0, 4, 6);
     if constexpr (kRightCols) _tile_dpbf16ps(1, 4, 7);
     if constexpr (kLowerRows) _tile_dpbf16ps(2, 5, 6);
@@ -62,12 +61,12 @@ void batch_tiles(i64 m, i64 n, const u16* const* a, i64 lda, const u32* const* b
   _tile_release();
 }
 
-void batch(i64 m, i64 n, const u16* const* a, i64 lda, const u32* const* b, i64 ldb, i64 count, float* c, i64 ldc) {
+void batch(i64 m, i64 n, const AmxOperands* operands, i64 count, i64 ldb, float* c, i64 ldc) {
   if (m > 16)
-    return n > 16 ? batch_tiles<true, true>(m, n, a, lda, b, ldb, count, c, ldc)
-                  : batch_tiles<true, false>(m, n, a, lda, b, ldb, count, c, ldc);
-  return n > 16 ? batch_tiles<false, true>(m, n, a, lda, b, ldb, count, c, ldc)
-                : batch_tiles<false, false>(m, n, a, lda, b, ldb, count, c, ldc);
+    return n > 16 ? batch_tiles<true, true>(m, n, operands, count, ldb, c, ldc)
+                  : batch_tiles<true, false>(m, n, operands, count, ldb, c, ldc);
+  return n > 16 ? batch_tiles<false, true>(m, n, operands, count, ldb, c, ldc)
+                : batch_tiles<false, false>(m, n, operands, count, ldb, c, ldc);
 }
 
 }  // namespace

@@ -82,19 +82,29 @@ Shape filter_shape(const ops::Conv2DGeometry& g) {
 }
 
 // FilterStrips: the filter gradient of small-channel layers (conv2d_backprop_filter_strips);
-// FilterAmx: the AMX filter gradient, FilterAmxEmulated the same on emulated tiles.
-enum class Op { Forward, BackpropInput, BackpropFilter, FilterStrips, FilterAmx, FilterAmxEmulated };
+// FilterAmx, ForwardAmx: the AMX paths; *Emulated: the same on emulated tiles.
+enum class Op {
+  Forward,
+  BackpropInput,
+  BackpropFilter,
+  FilterStrips,
+  FilterAmx,
+  FilterAmxEmulated,
+  ForwardAmx,
+  ForwardAmxEmulated
+};
+bool is_forward(Op op) { return op == Op::Forward || op == Op::ForwardAmx || op == Op::ForwardAmxEmulated; }
 
 // The op's two bfloat16 operands: (x, f), (f, dy) or (x, dy).
 std::pair<Shape, Shape> operand_shapes(Op op, const ops::Conv2DGeometry& g) {
-  if (op == Op::Forward) return {input_shape(g), filter_shape(g)};
+  if (is_forward(op)) return {input_shape(g), filter_shape(g)};
   if (op == Op::BackpropInput) return {filter_shape(g), output_shape(g)};
   return {input_shape(g), output_shape(g)};
 }
 
 std::vector<bfloat16> native(Op op, const ops::Conv2DGeometry& g, const std::vector<bfloat16>& a,
                              const std::vector<bfloat16>& b) {
-  const Shape out = op == Op::Forward ? output_shape(g) : op == Op::BackpropInput ? input_shape(g) : filter_shape(g);
+  const Shape out = is_forward(op) ? output_shape(g) : op == Op::BackpropInput ? input_shape(g) : filter_shape(g);
   std::vector<bfloat16> result(static_cast<std::size_t>(out.num_elements()), bfloat16(-7.0f));  // must be overwritten
   if (op == Op::Forward)
     cpu::conv2d_forward_bf16(g, a.data(), b.data(), result.data());
@@ -106,6 +116,10 @@ std::vector<bfloat16> native(Op op, const ops::Conv2DGeometry& g, const std::vec
     cpu::conv2d_backprop_filter_amx(g, a.data(), b.data(), result.data());
   else if (op == Op::FilterAmxEmulated)
     cpu::conv2d_backprop_filter_amx_with(g, a.data(), b.data(), result.data(), cpu::amx_emulated_kernels());
+  else if (op == Op::ForwardAmx)
+    cpu::conv2d_forward_amx(g, a.data(), b.data(), result.data());
+  else if (op == Op::ForwardAmxEmulated)
+    cpu::conv2d_forward_amx_with(g, a.data(), b.data(), result.data(), cpu::amx_emulated_kernels());
   else
     cpu::conv2d_backprop_filter_strips<bfloat16>(g, a.data(), b.data(), result.data());
   return result;
@@ -117,7 +131,7 @@ Tensor reference(Op op, const Case& cs, const std::vector<bfloat16>& a, const st
   const auto [sa, sb] = operand_shapes(op, cs.g);
   const Tensor ta = as_f64(a, sa, magnitude), tb = as_f64(b, sb, magnitude);
   const EagerOptions ref{.backend = "reference"};
-  if (op == Op::Forward) return run_op("Conv2D", {ta, tb}, cs.attrs, ref)[0];
+  if (is_forward(op)) return run_op("Conv2D", {ta, tb}, cs.attrs, ref)[0];
   if (op == Op::BackpropInput)
     return run_op("Conv2DBackpropInputV2", {Tensor::zeros(DType::Float64, input_shape(cs.g)), ta, tb}, cs.attrs,
                   ref)[0];
@@ -137,7 +151,7 @@ void check_case(Op op, const Case& cs, std::mt19937& rng) {
   // n * 2^-24 * mag of the exact sum (n = the terms per output, plus up to 16 chunk partials for
   // the filter gradient), and the one rounding to bfloat16 (8 significand bits, nearest even)
   // adds at most 2^-8 of the float32 sum.
-  const i64 terms = op == Op::Forward         ? g.filter_rows * g.filter_cols * g.in_depth
+  const i64 terms = is_forward(op)            ? g.filter_rows * g.filter_cols * g.in_depth
                     : op == Op::BackpropInput ? g.filter_rows * g.filter_cols * g.out_depth
                                               : g.batch * g.out_rows * g.out_cols + 16;
   double worst_ratio = 0, largest = 0, largest_mag = 0;
@@ -212,21 +226,22 @@ void check_thread_invariance(Op op, const Case& cs, std::mt19937& rng) {
 
 }  // namespace
 
-TEST_CASE("cpu AMX filter gradient on emulated tiles matches the float64 reference", "[cpu][conv][amx]") {
+TEST_CASE("cpu AMX conv paths on emulated tiles match the float64 reference", "[cpu][conv][amx]") {
   std::mt19937 rng(41);
-  for (int trial = 0; trial < 16; ++trial) check_case(Op::FilterAmxEmulated, random_case(rng, false), rng);
-  for (int trial = 0; trial < 2; ++trial) check_case(Op::FilterAmxEmulated, random_case(rng, true), rng);
-  for (const Case& cs : edge_cases()) check_case(Op::FilterAmxEmulated, cs, rng);
-  check_thread_invariance(Op::FilterAmxEmulated, random_case(rng, true), rng);
+  for (Op op : {Op::FilterAmxEmulated, Op::ForwardAmxEmulated}) {
+    for (int trial = 0; trial < 16; ++trial) check_case(op, random_case(rng, false), rng);
+    for (int trial = 0; trial < 2; ++trial) check_case(op, random_case(rng, true), rng);
+    for (const Case& cs : edge_cases()) check_case(op, cs, rng);
+    check_thread_invariance(op, random_case(rng, true), rng);
+  }
 }
 
 TEST_CASE("cpu AMX tile batch emulation: pair order, operand order, denormals", "[cpu][amx]") {
   const auto bits = [](float v) { return static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(v) >> 16); };
   const auto word = [&](float even, float odd) { return std::uint32_t{bits(even)} | std::uint32_t{bits(odd)} << 16; };
   const auto run = [](const std::vector<std::uint16_t>& a, const std::vector<std::uint32_t>& b, float c) {
-    const std::uint16_t* as[2] = {a.data(), a.data() + 32};
-    const std::uint32_t* bs[2] = {b.data(), b.data() + 16};
-    cpu::amx_emulated_kernels().batch(1, 1, as, 32, bs, 1, 2, &c, 1);
+    const cpu::AmxOperands operands[2] = {{a.data(), 32, b.data()}, {a.data() + 32, 32, b.data() + 16}};
+    cpu::amx_emulated_kernels().batch(1, 1, operands, 2, 1, &c, 1);
     return c;
   };
   std::vector<std::uint16_t> a(64, 0);
@@ -254,12 +269,14 @@ TEST_CASE("cpu AMX tile batch emulation: pair order, operand order, denormals", 
   CHECK(run(a, b, 0.0f) == 0x1p-31f);  // and a normal one is not
 }
 
-TEST_CASE("cpu AMX filter gradient on the tiles matches the reference and its emulation", "[cpu][conv][amx]") {
+TEST_CASE("cpu AMX conv paths on the tiles match the float64 reference", "[cpu][conv][amx]") {
   if (skip_without_amx()) return;
   std::mt19937 rng(43);
-  for (int trial = 0; trial < 30; ++trial) check_case(Op::FilterAmx, random_case(rng, trial % 5 == 0), rng);
-  for (const Case& cs : edge_cases()) check_case(Op::FilterAmx, cs, rng);
-  check_thread_invariance(Op::FilterAmx, random_case(rng, true), rng);
+  for (Op op : {Op::FilterAmx, Op::ForwardAmx}) {
+    for (int trial = 0; trial < 30; ++trial) check_case(op, random_case(rng, trial % 5 == 0), rng);
+    for (const Case& cs : edge_cases()) check_case(op, cs, rng);
+    check_thread_invariance(op, random_case(rng, true), rng);
+  }
 }
 
 TEST_CASE("cpu bf16 native conv kernels match the float64 reference on a random sweep", "[cpu][conv]") {
@@ -353,8 +370,10 @@ TEST_CASE("cpu conv dispatch sends NHWC bf16 convs to the native path", "[cpu][c
   for (Op op : {Op::BackpropFilter, Op::Forward, Op::BackpropInput}) {
     const auto [sa, sb] = operand_shapes(op, cs.g);
     const auto a = random_bf16(rng, sa.num_elements()), b = random_bf16(rng, sb.num_elements());
-    // The filter gradient takes AMX tiles where the CPU has them.
-    const auto want = native(op == Op::BackpropFilter && cpu::conv2d_amx_available() ? Op::FilterAmx : op, cs.g, a, b);
+    // Conv2D and the filter gradient take AMX tiles where the CPU has them.
+    const bool amx = cpu::conv2d_amx_available();
+    const Op path = !amx ? op : op == Op::BackpropFilter ? Op::FilterAmx : op == Op::Forward ? Op::ForwardAmx : op;
+    const auto want = native(path, cs.g, a, b);
     std::vector<bfloat16> got(want.size());
     if (op == Op::Forward)
       cpu::conv2d_forward<bfloat16>(cs.g, a.data(), b.data(), got.data());

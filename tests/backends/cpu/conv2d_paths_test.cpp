@@ -223,8 +223,8 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
   } catch (const Error& e) {
     CHECK(e.code() == Code::InvalidArgument);
     CHECK(std::string(e.what()) ==
-          "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, bf16_native, strips, nhwc_fast, "
-          "nchw_fast, generic");
+          "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, amx, bf16_native, strips, "
+          "nhwc_fast, nchw_fast, generic");
   }
   CHECK_THAT(error_of([&] {
                run_op("Conv2D", {xc, f}, attrs_c, {.kernel_path = "nhwc_fast"});
@@ -285,7 +285,10 @@ TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain pic
       {fixed_case("NHWC", "SAME", 2, 20, 20, 1, 32, 3, 3, 1, 1, 1), DType::Half, "strips", "col2im", "strips"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
-      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::BFloat16, bf16 ? "bf16_native" : "nhwc_fast",
+      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::BFloat16,
+       amx    ? "amx"
+       : bf16 ? "bf16_native"
+              : "nhwc_fast",
        bf16 ? "bf16_native" : "nhwc_fast",
        amx    ? "amx"
        : bf16 ? "bf16_native"
