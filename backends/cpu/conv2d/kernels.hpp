@@ -100,10 +100,13 @@ void conv2d_backprop_filter_amx(const ops::Conv2DGeometry& g, const bfloat16* x,
 struct AmxKernels;
 void conv2d_backprop_filter_amx_with(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* dy, bfloat16* df,
                                      const AmxKernels& tiles);
-// Conv2D on AMX-BF16 tiles (forward_amx.cpp), likewise.
+// Conv2D and the input gradient on AMX-BF16 tiles (forward_amx.cpp, input_amx.cpp), likewise.
 void conv2d_forward_amx(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y);
 void conv2d_forward_amx_with(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y,
                              const AmxKernels& tiles);
+void conv2d_backprop_input_amx(const ops::Conv2DGeometry& g, const bfloat16* f, const bfloat16* dy, bfloat16* dx);
+void conv2d_backprop_input_amx_with(const ops::Conv2DGeometry& g, const bfloat16* f, const bfloat16* dy, bfloat16* dx,
+                                    const AmxKernels& tiles);
 // Conv2D and its input gradient the same way (forward_input_bf16_native.cpp).
 void conv2d_forward_bf16(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y);
 void conv2d_backprop_input_bf16(const ops::Conv2DGeometry& g, const bfloat16* f, const bfloat16* dy, bfloat16* dx);

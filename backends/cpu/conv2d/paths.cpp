@@ -67,9 +67,11 @@ bool bf16_native_row(const Conv2DGeometry& g) {
 // AMX tiles: NHWC, groups = 1, at least 16 channels (the filter gradient's tile rows, half of
 // Conv2D's tile step; below that the other paths waste less), where the CPU has AMX-BF16 and the OS
 // granted tile data.
+// The input gradient also needs 16 filters (its reduction).
 template <ConvOp op>
 bool amx_row(const Conv2DGeometry& g) {
-  return bounded<op>(g) && conv2d_fast_path_applies(g) && g.groups == 1 && g.in_depth >= 16 && conv2d_amx_available();
+  const i64 short_side = op == ConvOp::BackpropInput ? std::min(g.out_depth, g.in_depth) : g.in_depth;
+  return bounded<op>(g) && conv2d_fast_path_applies(g) && g.groups == 1 && short_side >= 16 && conv2d_amx_available();
 }
 template <ConvOp op>
 bool nhwc_fast_row(const Conv2DGeometry& g) {
@@ -133,6 +135,7 @@ constexpr ConvPath kForward[] = {
 };
 constexpr ConvPath kBackpropInput[] = {
     float_row<kI, conv2d_backprop_input_depthwise>("depthwise", depthwise_row<kI>, FiniteRule::None),
+    {"amx", amx_row<kI>, FiniteRule::FilterIfMissed, nullptr, conv2d_backprop_input_amx},
     {"bf16_native", bf16_native_row<kI>, FiniteRule::FilterIfMissed, nullptr, conv2d_backprop_input_bf16},
     // First layers; only real terms are added, so no finite rule.
     float_row<kI, conv2d_backprop_input_col2im>("col2im", input_col2im_row, FiniteRule::None),

@@ -91,20 +91,23 @@ enum class Op {
   FilterAmx,
   FilterAmxEmulated,
   ForwardAmx,
-  ForwardAmxEmulated
+  ForwardAmxEmulated,
+  InputAmx,
+  InputAmxEmulated
 };
 bool is_forward(Op op) { return op == Op::Forward || op == Op::ForwardAmx || op == Op::ForwardAmxEmulated; }
+bool is_input(Op op) { return op == Op::BackpropInput || op == Op::InputAmx || op == Op::InputAmxEmulated; }
 
 // The op's two bfloat16 operands: (x, f), (f, dy) or (x, dy).
 std::pair<Shape, Shape> operand_shapes(Op op, const ops::Conv2DGeometry& g) {
   if (is_forward(op)) return {input_shape(g), filter_shape(g)};
-  if (op == Op::BackpropInput) return {filter_shape(g), output_shape(g)};
+  if (is_input(op)) return {filter_shape(g), output_shape(g)};
   return {input_shape(g), output_shape(g)};
 }
 
 std::vector<bfloat16> native(Op op, const ops::Conv2DGeometry& g, const std::vector<bfloat16>& a,
                              const std::vector<bfloat16>& b) {
-  const Shape out = is_forward(op) ? output_shape(g) : op == Op::BackpropInput ? input_shape(g) : filter_shape(g);
+  const Shape out = is_forward(op) ? output_shape(g) : is_input(op) ? input_shape(g) : filter_shape(g);
   std::vector<bfloat16> result(static_cast<std::size_t>(out.num_elements()), bfloat16(-7.0f));  // must be overwritten
   if (op == Op::Forward)
     cpu::conv2d_forward_bf16(g, a.data(), b.data(), result.data());
@@ -120,6 +123,10 @@ std::vector<bfloat16> native(Op op, const ops::Conv2DGeometry& g, const std::vec
     cpu::conv2d_forward_amx(g, a.data(), b.data(), result.data());
   else if (op == Op::ForwardAmxEmulated)
     cpu::conv2d_forward_amx_with(g, a.data(), b.data(), result.data(), cpu::amx_emulated_kernels());
+  else if (op == Op::InputAmx)
+    cpu::conv2d_backprop_input_amx(g, a.data(), b.data(), result.data());
+  else if (op == Op::InputAmxEmulated)
+    cpu::conv2d_backprop_input_amx_with(g, a.data(), b.data(), result.data(), cpu::amx_emulated_kernels());
   else
     cpu::conv2d_backprop_filter_strips<bfloat16>(g, a.data(), b.data(), result.data());
   return result;
@@ -132,7 +139,7 @@ Tensor reference(Op op, const Case& cs, const std::vector<bfloat16>& a, const st
   const Tensor ta = as_f64(a, sa, magnitude), tb = as_f64(b, sb, magnitude);
   const EagerOptions ref{.backend = "reference"};
   if (is_forward(op)) return run_op("Conv2D", {ta, tb}, cs.attrs, ref)[0];
-  if (op == Op::BackpropInput)
+  if (is_input(op))
     return run_op("Conv2DBackpropInputV2", {Tensor::zeros(DType::Float64, input_shape(cs.g)), ta, tb}, cs.attrs,
                   ref)[0];
   return run_op("Conv2DBackpropFilterV2", {ta, Tensor::zeros(DType::Float64, filter_shape(cs.g)), tb}, cs.attrs,
@@ -151,9 +158,9 @@ void check_case(Op op, const Case& cs, std::mt19937& rng) {
   // n * 2^-24 * mag of the exact sum (n = the terms per output, plus up to 16 chunk partials for
   // the filter gradient), and the one rounding to bfloat16 (8 significand bits, nearest even)
   // adds at most 2^-8 of the float32 sum.
-  const i64 terms = is_forward(op)            ? g.filter_rows * g.filter_cols * g.in_depth
-                    : op == Op::BackpropInput ? g.filter_rows * g.filter_cols * g.out_depth
-                                              : g.batch * g.out_rows * g.out_cols + 16;
+  const i64 terms = is_forward(op) ? g.filter_rows * g.filter_cols * g.in_depth
+                    : is_input(op) ? g.filter_rows * g.filter_cols * g.out_depth
+                                   : g.batch * g.out_rows * g.out_cols + 16;
   double worst_ratio = 0, largest = 0, largest_mag = 0;
   for (i64 i = 0; i < want.num_elements(); ++i) {
     const double w = want.data<double>()[i], m = mag.data<double>()[i];
@@ -228,7 +235,7 @@ void check_thread_invariance(Op op, const Case& cs, std::mt19937& rng) {
 
 TEST_CASE("cpu AMX conv paths on emulated tiles match the float64 reference", "[cpu][conv][amx]") {
   std::mt19937 rng(41);
-  for (Op op : {Op::FilterAmxEmulated, Op::ForwardAmxEmulated}) {
+  for (Op op : {Op::FilterAmxEmulated, Op::ForwardAmxEmulated, Op::InputAmxEmulated}) {
     for (int trial = 0; trial < 16; ++trial) check_case(op, random_case(rng, false), rng);
     for (int trial = 0; trial < 2; ++trial) check_case(op, random_case(rng, true), rng);
     for (const Case& cs : edge_cases()) check_case(op, cs, rng);
@@ -272,7 +279,7 @@ TEST_CASE("cpu AMX tile batch emulation: pair order, operand order, denormals", 
 TEST_CASE("cpu AMX conv paths on the tiles match the float64 reference", "[cpu][conv][amx]") {
   if (skip_without_amx()) return;
   std::mt19937 rng(43);
-  for (Op op : {Op::FilterAmx, Op::ForwardAmx}) {
+  for (Op op : {Op::FilterAmx, Op::ForwardAmx, Op::InputAmx}) {
     for (int trial = 0; trial < 30; ++trial) check_case(op, random_case(rng, trial % 5 == 0), rng);
     for (const Case& cs : edge_cases()) check_case(op, cs, rng);
     check_thread_invariance(op, random_case(rng, true), rng);
@@ -370,9 +377,12 @@ TEST_CASE("cpu conv dispatch sends NHWC bf16 convs to the native path", "[cpu][c
   for (Op op : {Op::BackpropFilter, Op::Forward, Op::BackpropInput}) {
     const auto [sa, sb] = operand_shapes(op, cs.g);
     const auto a = random_bf16(rng, sa.num_elements()), b = random_bf16(rng, sb.num_elements());
-    // Conv2D and the filter gradient take AMX tiles where the CPU has them.
+    // All three take AMX tiles where the CPU has them.
     const bool amx = cpu::conv2d_amx_available();
-    const Op path = !amx ? op : op == Op::BackpropFilter ? Op::FilterAmx : op == Op::Forward ? Op::ForwardAmx : op;
+    const Op path = !amx                       ? op
+                    : op == Op::BackpropFilter ? Op::FilterAmx
+                    : op == Op::Forward        ? Op::ForwardAmx
+                                               : Op::InputAmx;
     const auto want = native(path, cs.g, a, b);
     std::vector<bfloat16> got(want.size());
     if (op == Op::Forward)

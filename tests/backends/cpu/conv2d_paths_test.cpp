@@ -243,7 +243,7 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
                run_op("Conv2DBackpropInput", {sizes, f, dy}, attrs, {.kernel_path = "strips"});
              }),
              Contains("Conv2DBackpropInput: unknown kernel path 'strips'; the paths of Conv2DBackpropInput are "
-                      "depthwise, bf16_native, col2im, nhwc_fast, nchw_fast, generic"));
+                      "depthwise, amx, bf16_native, col2im, nhwc_fast, nchw_fast, generic"));
   CHECK_THAT(error_of([&] {
                run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.kernel_path = "nchw_slabs"});
              }),
@@ -289,7 +289,9 @@ TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain pic
        amx    ? "amx"
        : bf16 ? "bf16_native"
               : "nhwc_fast",
-       bf16 ? "bf16_native" : "nhwc_fast",
+       amx    ? "amx"
+       : bf16 ? "bf16_native"
+              : "nhwc_fast",
        amx    ? "amx"
        : bf16 ? "bf16_native"
               : "nhwc_fast"},
