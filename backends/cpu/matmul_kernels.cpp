@@ -3,14 +3,19 @@
 // on the thread count; the inner loop runs along a row of B and C, which the compiler vectorises.
 // half and bfloat16 operands are widened to float32 (products of two of them are exact there),
 // multiplied by the float32 kernel and each task's rows of C narrowed once: exactly the float32
-// result on the widened operands, rounded.
+// result on the widened operands, rounded. Where the CPU has AMX-BF16, bfloat16 products with k and
+// n of 16 or more run on the tiles instead (matmul_amx.cpp): float32 sums in another order, rounded once.
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/amx_kernels.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
+#include "dagrad/backends/cpu/matmul_amx.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 
 namespace dagrad::cpu {
@@ -115,6 +120,20 @@ void mat_mul(KernelContext& c) {
   if (out.num_elements() == 0) return;
   const i64 m = out.shape()[0], n = out.shape()[1];
   const i64 k = ta ? a.shape()[0] : a.shape()[1];
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    if (const AmxKernels* tiles = amx_kernels(); tiles && k >= 16 && n >= 16) {
+      const auto row_major = [](const Tensor& t, bool transpose, std::vector<T>& copy) {
+        if (!transpose) return t.data<T>();
+        copy = transposed(t.data<T>(), t.shape()[0], t.shape()[1]);
+        return static_cast<const T*>(copy.data());
+      };
+      std::vector<T> ca, cb;
+      const auto bits = [](const T* p) { return reinterpret_cast<const std::uint16_t*>(p); };
+      matmul_bf16_amx(bits(row_major(a, ta, ca)), bits(row_major(b, tb, cb)),
+                      reinterpret_cast<std::uint16_t*>(out.data<T>()), m, k, n, *tiles);
+      return;
+    }
+  }
   const Packed<T> pa(a, ta), pb(b, tb);
   T* pc = out.data<T>();
   if constexpr (is_reduced_float_v<T>) {

@@ -15,7 +15,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/amx_kernels.hpp"
+#include "dagrad/backends/cpu/amx_blocks.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 
 namespace dagrad::cpu {
@@ -31,24 +31,6 @@ constexpr i64 kChannelBlock = 2 * kAmxPairStep;  // channels per operand: one ti
 
 u16 bits(bfloat16 v) { return std::bit_cast<u16>(v); }
 
-// The filter's pair panels: panel (t, cb) row q, column k = {f[t][c][k], f[t][c + 1][k]}, c = 32 cb + 2q.
-std::vector<u32> pack_filter(const Conv2DGeometry& g, const bfloat16* f, i64 blocks, i64 kpad) {
-  const i64 C = g.in_depth, K = g.out_depth, taps = g.filter_rows * g.filter_cols;
-  std::vector<u32> panels(static_cast<std::size_t>(taps * blocks * kAmxPairStep * kpad), 0);
-  tbb::parallel_for(i64{0}, taps * blocks, [&](i64 item) {
-    const i64 t = item / blocks, c0 = item % blocks * kChannelBlock;
-    for (i64 q = 0; q < kAmxPairStep; ++q) {
-      const i64 c = c0 + 2 * q;
-      u32* row = panels.data() + (item * kAmxPairStep + q) * kpad;
-      for (i64 k = 0; k < K; ++k) {
-        const u32 lo = c < C ? bits(f[(t * C + c) * K + k]) : 0, hi = c + 1 < C ? bits(f[(t * C + c + 1) * K + k]) : 0;
-        row[k] = lo | hi << 16;
-      }
-    }
-  });
-  return panels;
-}
-
 }  // namespace
 
 void conv2d_forward_amx(const Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y) {
@@ -60,14 +42,19 @@ void conv2d_forward_amx_with(const Conv2DGeometry& g, const bfloat16* x, const b
   const i64 C = g.in_depth, K = g.out_depth, H = g.in_rows, W = g.in_cols;
   const i64 taps = g.filter_rows * g.filter_cols, blocks = (C + kChannelBlock - 1) / kChannelBlock;
   const i64 items = taps * blocks, kpad = (K + 15) / 16 * 16;
-  const std::vector<u32> panels = pack_filter(g, f, blocks, kpad);
+  // Panel (t, cb): row q, column k = {f[t][c][k], f[t][c + 1][k]}, c = 32 cb + 2q.
+  const std::vector<u32> panels = amx_pair_panels(items, K, kpad, [&](i64 item, i64 e, i64 k) {
+    const i64 t = item / blocks, c = item % blocks * kChannelBlock + e;
+    return c < C ? bits(f[(t * C + c) * K + k]) : u16{0};
+  });
+  std::vector<i64> panel_of(static_cast<std::size_t>(items));
+  for (i64 item = 0; item < items; ++item) panel_of[static_cast<std::size_t>(item)] = item;
   const i64 runs_per_row = (g.out_cols + kRun - 1) / kRun;
   const u16* xs = reinterpret_cast<const u16*>(x);
   u16* ys = reinterpret_cast<u16*>(y);
   tbb::parallel_for(tbb::blocked_range<i64>(0, g.batch * g.out_rows * runs_per_row), [&](const auto& range) {
     std::vector<AmxOperands> operands(static_cast<std::size_t>(items));
     std::vector<u16> gathered(static_cast<std::size_t>(items * kRun * kChannelBlock));
-    float acc[kRun * kAmxMaxCols];
     for (i64 run = range.begin(); run < range.end(); ++run) {
       const i64 row = run / runs_per_row, n = row / g.out_rows, oh = row % g.out_rows;
       const i64 ow0 = run % runs_per_row * kRun, m = std::min(kRun, g.out_cols - ow0);
@@ -86,23 +73,13 @@ void conv2d_forward_amx_with(const Conv2DGeometry& g, const bfloat16* x, const b
         u16* out = gathered.data() + item * kRun * kChannelBlock;
         for (i64 r = 0; r < m; ++r, out += kChannelBlock) {
           const i64 iw = (ow0 + r) * g.stride_cols - g.pad_left + t % g.filter_cols * g.dilation_cols;
-          const bool inside = row_inside && iw >= 0 && iw < W;
-          if (inside) std::copy_n(image_row + iw * C + c0, cn, out);
-          std::fill(out + (inside ? cn : 0), out + kChannelBlock, u16{0});
+          amx_fill_row(row_inside && iw >= 0 && iw < W ? image_row + iw * C + c0 : nullptr, cn, out);
         }
         operands[static_cast<std::size_t>(item)].a = gathered.data() + item * kRun * kChannelBlock;
         operands[static_cast<std::size_t>(item)].lda = kChannelBlock;
       }
-      u16* y_run = ys + ((n * g.out_rows + oh) * g.out_cols + ow0) * K;
-      for (i64 j = 0; j < K; j += kAmxMaxCols) {
-        const i64 nj = std::min<i64>(kAmxMaxCols, K - j);
-        for (i64 item = 0; item < items; ++item)
-          operands[static_cast<std::size_t>(item)].b = panels.data() + item * kAmxPairStep * kpad + j;
-        std::fill_n(acc, m * kAmxMaxCols, 0.0f);
-        tiles.batch(m, nj, operands.data(), items, kpad, acc, kAmxMaxCols);
-        for (i64 r = 0; r < m; ++r)
-          for (i64 k = 0; k < nj; ++k) y_run[r * K + j + k] = bits(static_cast<bfloat16>(acc[r * kAmxMaxCols + k]));
-      }
+      amx_rows_to_bfloat16(tiles, m, K, operands.data(), panel_of.data(), items, panels.data(), kpad,
+                           ys + ((n * g.out_rows + oh) * g.out_cols + ow0) * K, K);
     }
   });
 }

@@ -16,7 +16,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "dagrad/backends/cpu/amx_kernels.hpp"
+#include "dagrad/backends/cpu/amx_blocks.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 
 namespace dagrad::cpu {
@@ -32,24 +32,6 @@ constexpr i64 kFilterBlock = 2 * kAmxPairStep;  // filters per operand: one tile
 
 u16 bits(bfloat16 v) { return std::bit_cast<u16>(v); }
 
-// Panel (t, kb) row q, column c = {f[t][c][k], f[t][c][k + 1]}, k = 32 kb + 2q.
-std::vector<u32> pack_filter_along_k(const Conv2DGeometry& g, const bfloat16* f, i64 blocks, i64 cpad) {
-  const i64 C = g.in_depth, K = g.out_depth, taps = g.filter_rows * g.filter_cols;
-  std::vector<u32> panels(static_cast<std::size_t>(taps * blocks * kAmxPairStep * cpad), 0);
-  tbb::parallel_for(i64{0}, taps * blocks, [&](i64 item) {
-    const i64 t = item / blocks, k0 = item % blocks * kFilterBlock;
-    for (i64 q = 0; q < kAmxPairStep; ++q) {
-      const i64 k = k0 + 2 * q;
-      u32* row = panels.data() + (item * kAmxPairStep + q) * cpad;
-      for (i64 c = 0; c < C; ++c) {
-        const bfloat16* fc = f + (t * C + c) * K;
-        row[c] = (k < K ? u32{bits(fc[k])} : 0) | (k + 1 < K ? u32{bits(fc[k + 1])} : 0) << 16;
-      }
-    }
-  });
-  return panels;
-}
-
 // The column phases of one input row: phase p < min(stride, W) holds columns p + stride * i.
 i64 phase_columns(i64 W, i64 stride, i64 p) { return (W - 1 - p) / stride + 1; }
 
@@ -64,7 +46,11 @@ void conv2d_backprop_input_amx_with(const Conv2DGeometry& g, const bfloat16* f, 
   const i64 C = g.in_depth, K = g.out_depth, H = g.in_rows, W = g.in_cols, OH = g.out_rows, OW = g.out_cols;
   const i64 taps = g.filter_rows * g.filter_cols, blocks = (K + kFilterBlock - 1) / kFilterBlock;
   const i64 cpad = (C + 15) / 16 * 16;
-  const std::vector<u32> panels = pack_filter_along_k(g, f, blocks, cpad);
+  // Panel (t, kb): row q, column c = {f[t][c][k], f[t][c][k + 1]}, k = 32 kb + 2q.
+  const std::vector<u32> panels = amx_pair_panels(taps * blocks, C, cpad, [&](i64 item, i64 e, i64 c) {
+    const i64 t = item / blocks, k = item % blocks * kFilterBlock + e;
+    return k < K ? bits(f[(t * C + c) * K + k]) : u16{0};
+  });
   // Runs: (image row, phase, chunk of 32 of the phase's columns), the phases' chunks counted in closed form.
   const i64 phases = std::min(g.stride_cols, W);
   std::vector<i64> first_run(static_cast<std::size_t>(phases + 1), 0);
@@ -78,7 +64,6 @@ void conv2d_backprop_input_amx_with(const Conv2DGeometry& g, const bfloat16* f, 
     std::vector<AmxOperands> operands(static_cast<std::size_t>(taps * blocks));
     std::vector<u16> gathered(static_cast<std::size_t>(taps * blocks * kRun * kFilterBlock), 0);
     std::vector<i64> panel_of(static_cast<std::size_t>(taps * blocks));  // each operand's filter panel
-    float acc[kRun * kAmxMaxCols];
     for (i64 run = range.begin(); run < range.end(); ++run) {
       const i64 row = run / runs_per_row, n = row / H, ih = row % H, in_row = run % runs_per_row;
       const i64 p = std::upper_bound(first_run.begin(), first_run.end(), in_row) - first_run.begin() - 1;
@@ -106,29 +91,16 @@ void conv2d_backprop_input_amx_with(const Conv2DGeometry& g, const bfloat16* f, 
             op.lda = K;
           } else {
             u16* out = gathered.data() + count * kRun * kFilterBlock;
-            for (i64 r = 0; r < m; ++r, out += kFilterBlock) {
-              const bool reaches = ow0 + r >= 0 && ow0 + r < OW;
-              if (reaches) std::copy_n(dy_row + (ow0 + r) * K + k0, kn, out);
-              std::fill(out + (reaches ? kn : 0), out + kFilterBlock, u16{0});
-            }
+            for (i64 r = 0; r < m; ++r, out += kFilterBlock)
+              amx_fill_row(ow0 + r >= 0 && ow0 + r < OW ? dy_row + (ow0 + r) * K + k0 : nullptr, kn, out);
             op.a = gathered.data() + count * kRun * kFilterBlock;
             op.lda = kFilterBlock;
           }
           ++count;
         }
       }
-      u16* dx_run = dxs + ((n * H + ih) * W + iw0) * C;
-      for (i64 j = 0; j < C; j += kAmxMaxCols) {
-        const i64 nj = std::min<i64>(kAmxMaxCols, C - j);
-        for (i64 i = 0; i < count; ++i)
-          operands[static_cast<std::size_t>(i)].b =
-              panels.data() + panel_of[static_cast<std::size_t>(i)] * kAmxPairStep * cpad + j;
-        std::fill_n(acc, m * kAmxMaxCols, 0.0f);
-        if (count > 0) tiles.batch(m, nj, operands.data(), count, cpad, acc, kAmxMaxCols);
-        for (i64 r = 0; r < m; ++r)
-          for (i64 c = 0; c < nj; ++c)
-            dx_run[r * g.stride_cols * C + j + c] = bits(static_cast<bfloat16>(acc[r * kAmxMaxCols + c]));
-      }
+      amx_rows_to_bfloat16(tiles, m, C, operands.data(), panel_of.data(), count, panels.data(), cpad,
+                           dxs + ((n * H + ih) * W + iw0) * C, g.stride_cols * C);
     }
   });
 }
