@@ -351,20 +351,7 @@ TEST_CASE("cpu bf16 native conv kernels give the same bits for 1, 2 and 3 thread
   std::mt19937 rng(17);
   for (int trial = 0; trial < 4; ++trial) {
     const Case cs = random_case(rng, true);
-    for (Op op : {Op::BackpropFilter, Op::Forward, Op::BackpropInput}) {
-      const auto [sa, sb] = operand_shapes(op, cs.g);
-      const auto a = random_bf16(rng, sa.num_elements()), b = random_bf16(rng, sb.num_elements());
-      std::vector<bfloat16> first;
-      for (int threads : {1, 2, 3}) {
-        tbb::task_arena arena(threads);
-        std::vector<bfloat16> got;
-        arena.execute([&] { got = native(op, cs.g, a, b); });
-        if (threads == 1)
-          first = got;
-        else
-          REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(bfloat16)) == 0);
-      }
-    }
+    for (Op op : {Op::BackpropFilter, Op::Forward, Op::BackpropInput}) check_thread_invariance(op, cs, rng);
   }
 }
 
