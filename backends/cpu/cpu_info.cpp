@@ -159,6 +159,7 @@ const CpuInfo& cpu_info() {
     i.l2_bytes = cache_bytes(_SC_LEVEL2_CACHE_SIZE, 1 << 20);
     i.l3_bytes = cache_bytes(_SC_LEVEL3_CACHE_SIZE, 8 << 20);
     i.cores = std::max(1, tbb::info::default_concurrency());  // the CPUs this process may use
+    i.online_cpus = std::max<long>(1, sysconf(_SC_NPROCESSORS_ONLN));
     return i;
   }();
   return info;

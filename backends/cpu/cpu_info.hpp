@@ -30,6 +30,9 @@ struct CpuInfo {
   std::int64_t l2_bytes = 0;          // per core
   std::int64_t l3_bytes = 0;          // shared
   int cores = 1;                      // hardware threads this process may use (its affinity mask)
+  // Hardware threads online, whatever this process's affinity: blockings that fix summation orders
+  // read this one, so that bits do not change with a thread count or a CPU mask.
+  long online_cpus = 1;
 
   // "MODEL: avx2_fma f16c avx512 ...; L1d 48 KiB, L2 1024 KiB, L3 32768 KiB; 2 cores".
   std::string to_string() const;
