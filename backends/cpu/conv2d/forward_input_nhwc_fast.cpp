@@ -9,6 +9,7 @@
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/stride_phase_order.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -41,44 +42,6 @@ TapOffsets tap_offsets(const Conv2DGeometry& g) {
     }
   return t;
 }
-
-// The pixels of an H x W image grouped by (ih % sh, iw % sw), row-major within a group, decoded in
-// closed form (no table: no workspace, and no `ih += sh` that a stride near INT64_MAX would wrap).
-// Along one axis of n positions and stride s, phase p < min(s, n) holds the positions p + s * i,
-// i < (n - 1 - p) / s + 1: that is n / s + 1 of them for p < n % s, n / s for the others.
-class PhaseAxis {
- public:
-  PhaseAxis(i64 n, i64 s) : s_(s), base_(n / s), rem_(n % s) {}
-  i64 size(i64 p) const { return base_ + (p < rem_ ? 1 : 0); }
-  i64 start(i64 p) const { return p * base_ + std::min(p, rem_); }  // positions in phases before p
-  i64 phase_of(i64 u) const {                  // the phase holding the u-th position in phase order
-    const i64 long_part = rem_ * (base_ + 1);  // <= n
-    return u < long_part ? u / (base_ + 1) : rem_ + (u - long_part) / base_;
-  }
-  i64 position(i64 p, i64 i) const { return p + s_ * i; }  // i < size(p): at most n - 1
-
- private:
-  i64 s_, base_, rem_;
-};
-
-class StridePhaseOrder {
- public:
-  StridePhaseOrder(i64 H, i64 W, i64 sh, i64 sw) : identity_(sh == 1 && sw == 1), W_(W), rows_(H, sh), cols_(W, sw) {}
-  // The pixel (ih * W + iw) at position q of the order.
-  i64 pixel(i64 q) const {
-    if (identity_) return q;
-    const i64 ph = rows_.phase_of(q / W_);  // a row phase's block holds size(ph) * W pixels
-    const i64 nh = rows_.size(ph), in_block = q - rows_.start(ph) * W_;
-    const i64 pw = cols_.phase_of(in_block / nh);  // a column phase's block holds nh * size(pw) pixels
-    const i64 nw = cols_.size(pw), in_phase = in_block - cols_.start(pw) * nh;
-    return rows_.position(ph, in_phase / nw) * W_ + cols_.position(pw, in_phase % nw);
-  }
-
- private:
-  bool identity_;
-  i64 W_;
-  PhaseAxis rows_, cols_;
-};
 
 // The shared driver of the two "rows" ops. Work item q of a tile is decoded once by locate(q)
 // (its output row out_row(loc) and whatever source needs); source(loc, t) gives the row of `len`
