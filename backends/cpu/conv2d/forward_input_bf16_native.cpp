@@ -3,8 +3,8 @@
 // which are contiguous in the activation rows, so those rows feed vdpbf16ps as they are, two
 // elements a step; only the filter is packed, once per call, into pairs ([tap][pair][column],
 // taps x ceil(len/2) x columns rounded up to 16 words). Each output is summed in float32 registers
-// over all taps in one kernel call and rounded once, so results do not depend on threads. The
-// input gradient takes its pixels in stride-phase order (stride_phase_order.hpp).
+// over all taps in one kernel call and rounded once, so results do not depend on threads. Pixels
+// find their rows through tap_windows.hpp (the input gradient's in stride-phase order).
 #include <algorithm>
 #include <vector>
 
@@ -12,7 +12,7 @@
 
 #include "dagrad/backends/cpu/bf16_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
-#include "dagrad/backends/cpu/conv2d/stride_phase_order.hpp"
+#include "dagrad/backends/cpu/conv2d/tap_windows.hpp"
 #include "dagrad/core/allocator.hpp"
 
 namespace dagrad::cpu {
@@ -29,15 +29,15 @@ constexpr i64 kColumnGroup = 128;  // output columns per task
 const u16* bits(const bfloat16* p) { return reinterpret_cast<const u16*>(p); }
 u16* bits(bfloat16* p) { return reinterpret_cast<u16*>(p); }
 
-// out[p][0:cols] = sum_t sum_j source(p, t)[j] * panel[t][j][0:cols] for every pixel p, where the
-// panel holds pairs of j (tap stride `tap_stride` words, row stride ldb) and source gives the row
-// of `len` bfloat16 values pixel p reads through tap t (nullptr in the padding). Register tiles
-// take the pixels in the order pixel_of(0), pixel_of(1), ... (a permutation of the pixels).
-template <class PixelOf, class Source>
-void rows_driver(i64 pixels, i64 taps, i64 len, i64 cols, const u32* panel, i64 tap_stride, i64 ldb, u16* out,
-                 const PixelOf& pixel_of, const Source& source) {
+// out[p][0:cols] = sum_t sum_j row(p, t)[j] * panel[t][j][0:cols] for every pixel p, where the
+// panel holds pairs of j (tap stride `tap_stride` words, row stride ldb) and tap_windows.hpp's
+// windows give the row of `len` bfloat16 values pixel p reads through tap t.
+template <class Windows>
+void rows_driver(i64 pixels, i64 len, i64 cols, const u32* panel, i64 tap_stride, i64 ldb, u16* out,
+                 const Windows& windows) {
   const Bf16Kernels& bk = *bf16_kernels();
   constexpr i64 mr = kBf16MaxRows;
+  const i64 taps = windows.taps();
   const std::vector<u16> zeros(static_cast<std::size_t>(len + 2), 0);
   const i64 tiles = (pixels + mr - 1) / mr;
   const i64 tile_groups = (tiles + kTilesPerTask - 1) / kTilesPerTask;
@@ -51,21 +51,12 @@ void rows_driver(i64 pixels, i64 taps, i64 len, i64 cols, const u32* panel, i64 
     u16* c[mr];
     for (i64 tile = tg * kTilesPerTask; tile < std::min(tiles, (tg + 1) * kTilesPerTask); ++tile) {
       const i64 p0 = tile * mr, rows = std::min(mr, pixels - p0);
-      i64 pixel[mr];
-      for (i64 r = 0; r < rows; ++r) pixel[r] = pixel_of(p0 + r);
-      // The taps that reach the input for at least one pixel of the tile, each `rows` pointers.
-      i64 used = 0;
-      for (i64 t = 0; t < taps; ++t) {
-        bool any = false;
-        const u16** at = a.data() + used * rows;
-        for (i64 r = 0; r < rows; ++r) {
-          const u16* src = source(pixel[r], t);
-          any |= src != nullptr;
-          at[r] = src ? src : zeros.data();
-        }
-        if (any) used_taps[static_cast<std::size_t>(used++)] = t;
+      Window win[mr];
+      for (i64 r = 0; r < rows; ++r) {
+        win[r] = windows.locate(p0 + r);
+        c[r] = out + win[r].pixel * cols;
       }
-      for (i64 r = 0; r < rows; ++r) c[r] = out + pixel[r] * cols;
+      const i64 used = tile_rows(windows, win, rows, zeros.data(), a.data(), used_taps.data());
       if (used == 0) {  // all padding: the outputs are zero
         for (i64 r = 0; r < rows; ++r) std::fill_n(c[r] + col0, ncols, u16{0});
         continue;
@@ -80,7 +71,7 @@ void rows_driver(i64 pixels, i64 taps, i64 len, i64 cols, const u32* panel, i64 
 
 void conv2d_forward_bf16(const Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y) {
   const Bf16Kernels& bk = *bf16_kernels();
-  const i64 C = g.in_depth, K = g.out_depth, W = g.in_cols, H = g.in_rows, taps = g.filter_rows * g.filter_cols;
+  const i64 C = g.in_depth, K = g.out_depth, taps = g.filter_rows * g.filter_cols;
   const i64 ldb = (K + 15) / 16 * 16, tap_stride = (C + 1) / 2 * ldb;
   // The filter [tap][c][k] as pairs of channels: panel[t][c/2][k] = {f[t][c][k], f[t][c+1][k]}.
   Buffer panel_buffer(host_allocator(), static_cast<std::size_t>(std::max<i64>(taps * tap_stride, 1)) * sizeof(u32));
@@ -90,16 +81,8 @@ void conv2d_forward_bf16(const Conv2DGeometry& g, const bfloat16* x, const bfloa
     for (i64 c = 0; c < C; ++c) rows[static_cast<std::size_t>(c)] = bits(f) + (t * C + c) * K;
     bk.pack_pairs(rows.data(), 0, C, K, panel + t * tap_stride, ldb);
   });
-  const i64 per_image = g.out_rows * g.out_cols;
-  const auto identity = [](i64 p) { return p; };
-  rows_driver(g.batch * per_image, taps, C, K, panel, tap_stride, ldb, bits(y), identity,
-              [&](i64 p, i64 t) -> const u16* {
-                const i64 n = p / per_image, oh = p % per_image / g.out_cols, ow = p % g.out_cols;
-                const i64 ih = oh * g.stride_rows - g.pad_top + t / g.filter_cols * g.dilation_rows;
-                const i64 iw = ow * g.stride_cols - g.pad_left + t % g.filter_cols * g.dilation_cols;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) return nullptr;
-                return bits(x) + ((n * H + ih) * W + iw) * C;
-              });
+  rows_driver(g.batch * g.out_rows * g.out_cols, C, K, panel, tap_stride, ldb, bits(y),
+              ForwardWindows<u16>(g, bits(x), 0));
 }
 
 void conv2d_backprop_input_bf16(const Conv2DGeometry& g, const bfloat16* f, const bfloat16* dy, bfloat16* dx) {
@@ -119,19 +102,8 @@ void conv2d_backprop_input_bf16(const Conv2DGeometry& g, const bfloat16* f, cons
       std::fill(row + C, row + ldb, 0u);
     }
   });
-  const i64 per_image = g.in_rows * g.in_cols;
-  const StridePhaseOrder order(g.in_rows, g.in_cols, g.stride_rows, g.stride_cols);
-  const auto phase_order = [&](i64 q) { return q / per_image * per_image + order.pixel(q % per_image); };
-  rows_driver(g.batch * per_image, taps, K, C, panel, tap_stride, ldb, bits(dx), phase_order,
-              [&](i64 p, i64 t) -> const u16* {
-                const i64 n = p / per_image, ih = p % per_image / g.in_cols, iw = p % g.in_cols;
-                const i64 th = ih + g.pad_top - t / g.filter_cols * g.dilation_rows;
-                const i64 tw = iw + g.pad_left - t % g.filter_cols * g.dilation_cols;
-                if (th < 0 || tw < 0 || th % g.stride_rows != 0 || tw % g.stride_cols != 0) return nullptr;
-                const i64 oh = th / g.stride_rows, ow = tw / g.stride_cols;
-                if (oh >= g.out_rows || ow >= g.out_cols) return nullptr;
-                return bits(dy) + ((n * g.out_rows + oh) * g.out_cols + ow) * K;
-              });
+  rows_driver(g.batch * g.in_rows * g.in_cols, K, C, panel, tap_stride, ldb, bits(dx),
+              InputWindows<u16>(g, bits(dy), 0));
 }
 
 }  // namespace dagrad::cpu
