@@ -86,6 +86,7 @@ TEST_CASE("the running CPU's view agrees with the compiler's detection", "[cpu][
   CHECK(info.l1d_bytes > 0);
   CHECK(info.l2_bytes >= info.l1d_bytes);
   CHECK(info.cores >= 1);
+  CHECK(info.online_cpus >= info.cores);  // the affinity mask is a subset of the online CPUs
   CHECK(info.to_string().find(info.model + ":") == 0);
 #if defined(__x86_64__)
   if (std::getenv("DAGRAD_MAX_CPU_ISA") == nullptr) {
