@@ -3,14 +3,21 @@
 // contiguous values, so the rows micro-kernel runs KH taps of KW * C values instead of KH * KW
 // taps of C values (3 of 3 for C = 1 in place of 9 of 1), with no per-tap padding checks:
 //   y[p][0:K] = sum_kh sum_j strip[origin(p) + kh * row + j] * f[kh][j][0:K],  j < KW * C.
-// Workspace per task: one strip (at most kMaxStripFloats floats).
+// half and bfloat16: x and f are widened once, and each output row is narrowed from a float32 row
+// (no float32 copy of y, the largest tensor of a first layer): bitwise the float32 path on the
+// widened tensors, rounded once.
+// Workspace per task: one strip (at most kMaxStripFloats floats) and, for half and bfloat16, one
+// float32 output row.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/paths.hpp"
 #include "dagrad/backends/cpu/conv2d/strips.hpp"
+#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -31,31 +38,53 @@ bool conv2d_forward_strips_apply(const Conv2DGeometry& g) {
          strips_are_compact(g, kMaxStripFloats);
 }
 
-void conv2d_forward_strips(const Conv2DGeometry& g, const float* x, const float* f, float* y) {
+template <class T>
+void conv2d_forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
   const MicroKernels& mk = micro_kernels();
   const i64 mr = mk.tile_rows, K = g.out_depth, OW = g.out_cols, KH = g.filter_rows;
   const i64 len = g.filter_cols * g.in_depth, step = strip_pixel_step(g);  // window row; pixel to pixel
   const Strips st = strips_of(g);
   const i64 rows = g.batch * g.out_rows;
+  // x and f widened once (x is small beside y here: each of its values lands in KH / stride strips,
+  // so widening it strip by strip measured slower), y narrowed row by row.
+  constexpr bool kWiden = !std::is_same_v<T, float>;
+  FloatBuffer wide_x(0), wide_f(0);
+  const float* xf = nullptr;
+  const float* ff = nullptr;
+  if constexpr (kWiden) {
+    const ConvSizes sizes = conv2d_sizes(g);
+    wide_x = to_float(x, sizes.input);
+    wide_f = to_float(f, sizes.filter);
+    xf = wide_x.data(), ff = wide_f.data();
+  } else {
+    xf = x, ff = f;
+  }
   tbb::parallel_for(i64{0}, (rows + kRowsPerTask - 1) / kRowsPerTask, [&](i64 task) {
     std::vector<float> strip(static_cast<std::size_t>(st.floats));
+    std::vector<float> out_row(static_cast<std::size_t>(kWiden ? OW * K : 0));
     const float* a[kMaxTaps * kMaxRows];
     const float* b[kMaxTaps];
     float* c[kMaxRows];
     for (i64 q = task * kRowsPerTask; q < std::min(rows, (task + 1) * kRowsPerTask); ++q) {
-      fill_strip(g, st, x, q / g.out_rows, q % g.out_rows, strip.data());
+      fill_strip(g, st, xf, q / g.out_rows, q % g.out_rows, strip.data());
+      float* yq = kWiden ? out_row.data() : reinterpret_cast<float*>(y + q * OW * K);
       for (i64 ow0 = 0; ow0 < OW; ow0 += mr) {
         const i64 tile = std::min(mr, OW - ow0);
-        for (i64 r = 0; r < tile; ++r) c[r] = y + (q * OW + ow0 + r) * K;
+        for (i64 r = 0; r < tile; ++r) c[r] = yq + (ow0 + r) * K;
         for (i64 kh = 0; kh < KH; ++kh)
           for (i64 r = 0; r < tile; ++r) a[kh * tile + r] = strip.data() + kh * st.row_floats + (ow0 + r) * step;
         for (i64 col0 = 0; col0 < K; col0 += kColumnGroup) {
-          for (i64 kh = 0; kh < KH; ++kh) b[kh] = f + kh * len * K + col0;  // f row kh: [KW * C][K]
+          for (i64 kh = 0; kh < KH; ++kh) b[kh] = ff + kh * len * K + col0;  // f row kh: [KW * C][K]
           mk.rows(static_cast<int>(tile), std::min(kColumnGroup, K - col0), a, 0, b, KH, len, K, c, col0, false);
         }
       }
+      if constexpr (kWiden) convert_from_float(out_row.data(), y + q * OW * K, OW * K);
     }
   });
 }
+
+template void conv2d_forward_strips<half>(const Conv2DGeometry&, const half*, const half*, half*);
+template void conv2d_forward_strips<bfloat16>(const Conv2DGeometry&, const bfloat16*, const bfloat16*, bfloat16*);
+template void conv2d_forward_strips<float>(const Conv2DGeometry&, const float*, const float*, float*);
 
 }  // namespace dagrad::cpu

@@ -127,7 +127,9 @@ constexpr ConvPath kForward[] = {
     float_row<kF, conv2d_forward_depthwise>("depthwise", depthwise_row<kF>, FiniteRule::None),
     {"amx", amx_row<kF>, FiniteRule::FilterIfPadded, nullptr, conv2d_forward_amx},
     {"bf16_native", bf16_native_row<kF>, FiniteRule::FilterIfPadded, nullptr, conv2d_forward_bf16},
-    float_row<kF, conv2d_forward_strips>("strips", forward_strips_row, FiniteRule::FilterIfPadded),  // first layers
+    // First layers. half and bfloat16 widen strip by strip: no whole-tensor copies.
+    {"strips", forward_strips_row, FiniteRule::FilterIfPadded, conv2d_forward_strips<half>,
+     conv2d_forward_strips<bfloat16>, conv2d_forward_strips<float>},
     float_row<kF, conv2d_forward_fast>("nhwc_fast", nhwc_fast_row<kF>, FiniteRule::FilterIfPadded),
     float_row<kF, conv2d_forward_fast_nchw>("nchw_fast", nchw_fast_row<kF>, FiniteRule::FilterIfPadded),
     {"generic", always, FiniteRule::None, conv2d_forward_generic<half>, conv2d_forward_generic<bfloat16>,
