@@ -2,9 +2,6 @@
 #include "dagrad/backends/cpu/amx_blocks.hpp"
 
 #include <algorithm>
-#include <bit>
-
-#include "dagrad/core/dtype.hpp"
 
 namespace dagrad::cpu {
 
@@ -14,12 +11,13 @@ void amx_rows_to_bfloat16(const AmxKernels& tiles, std::int64_t m, std::int64_t 
   float acc[kAmxMaxRows * kAmxMaxCols];
   for (std::int64_t j = 0; j < n; j += kAmxMaxCols) {
     const std::int64_t nj = std::min<std::int64_t>(kAmxMaxCols, n - j);
-    for (std::int64_t i = 0; i < count; ++i) operands[i].b = panels + panel_of[i] * kAmxPairStep * ld + j;
+    for (std::int64_t i = 0; i < count; ++i)
+      operands[i].b = panels + (panel_of ? panel_of[i] : i) * kAmxPairStep * ld + j;
     std::fill_n(acc, m * kAmxMaxCols, 0.0f);
     if (count > 0) tiles.batch(m, nj, operands, count, ld, acc, kAmxMaxCols);
     for (std::int64_t r = 0; r < m; ++r)
       for (std::int64_t c = 0; c < nj; ++c)
-        out[r * out_stride + j + c] = std::bit_cast<std::uint16_t>(static_cast<bfloat16>(acc[r * kAmxMaxCols + c]));
+        out[r * out_stride + j + c] = bfloat16_bits(static_cast<bfloat16>(acc[r * kAmxMaxCols + c]));
   }
 }
 

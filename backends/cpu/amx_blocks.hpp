@@ -3,12 +3,14 @@
 // columns with one rounding to bfloat16.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/amx_kernels.hpp"
+#include "dagrad/core/dtype.hpp"
 
 namespace dagrad::cpu {
 
@@ -29,11 +31,15 @@ std::vector<std::uint32_t> amx_pair_panels(std::int64_t items, std::int64_t cols
 }
 
 // out[r * out_stride + j] = bfloat16(sum_i a_i[r] . panel(i)[., j]) for r < m, j < n: operand i's
-// right side is panel panel_of[i] of `panels` (ld words per row), its columns in blocks of 32. The
-// operands' b members are overwritten. A block with no operands is zero.
+// right side is panel panel_of[i] of `panels` (ld words per row; panel i where panel_of is
+// nullptr), its columns in blocks of 32. The operands' b members are overwritten. A block with no
+// operands is zero.
 void amx_rows_to_bfloat16(const AmxKernels& tiles, std::int64_t m, std::int64_t n, AmxOperands* operands,
                           const std::int64_t* panel_of, std::int64_t count, const std::uint32_t* panels,
                           std::int64_t ld, std::uint16_t* out, std::int64_t out_stride);
+
+// The bits of a bfloat16, as tile operands hold them.
+inline std::uint16_t bfloat16_bits(bfloat16 v) { return std::bit_cast<std::uint16_t>(v); }
 
 // A tile row of 32 bfloat16: `count` of them from src (nullptr: none), zeros after.
 void amx_fill_row(const std::uint16_t* src, std::int64_t count, std::uint16_t* row);

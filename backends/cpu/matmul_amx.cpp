@@ -22,8 +22,6 @@ void matmul_bf16_amx(const std::uint16_t* a, const std::uint16_t* b, std::uint16
     const i64 p = block * kBlock + e;
     return p < k ? b[p * n + j] : std::uint16_t{0};
   });
-  std::vector<i64> panel_of(static_cast<std::size_t>(blocks));
-  for (i64 i = 0; i < blocks; ++i) panel_of[static_cast<std::size_t>(i)] = i;
   const i64 row_blocks = (m + kAmxMaxRows - 1) / kAmxMaxRows;
   tbb::parallel_for(tbb::blocked_range<i64>(0, row_blocks), [&](const tbb::blocked_range<i64>& range) {
     std::vector<AmxOperands> operands(static_cast<std::size_t>(blocks));
@@ -42,7 +40,7 @@ void matmul_bf16_amx(const std::uint16_t* a, const std::uint16_t* b, std::uint16
           op.lda = kBlock;
         }
       }
-      amx_rows_to_bfloat16(tiles, rows, n, operands.data(), panel_of.data(), blocks, panels.data(), ld, c + r0 * n, n);
+      amx_rows_to_bfloat16(tiles, rows, n, operands.data(), nullptr, blocks, panels.data(), ld, c + r0 * n, n);
     }
   });
 }

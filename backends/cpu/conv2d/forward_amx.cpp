@@ -8,7 +8,6 @@
 // The filter is packed once per call into pair panels [tap][channel block][16 pairs][K to 16],
 // zero past C and K. Each output is summed in an order fixed by the shapes: no thread dependence.
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -29,8 +28,6 @@ using u32 = std::uint32_t;
 constexpr i64 kRun = kAmxMaxRows;                // output pixels per batch
 constexpr i64 kChannelBlock = 2 * kAmxPairStep;  // channels per operand: one tile row
 
-u16 bits(bfloat16 v) { return std::bit_cast<u16>(v); }
-
 }  // namespace
 
 void conv2d_forward_amx(const Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y) {
@@ -45,10 +42,8 @@ void conv2d_forward_amx_with(const Conv2DGeometry& g, const bfloat16* x, const b
   // Panel (t, cb): row q, column k = {f[t][c][k], f[t][c + 1][k]}, c = 32 cb + 2q.
   const std::vector<u32> panels = amx_pair_panels(items, K, kpad, [&](i64 item, i64 e, i64 k) {
     const i64 t = item / blocks, c = item % blocks * kChannelBlock + e;
-    return c < C ? bits(f[(t * C + c) * K + k]) : u16{0};
+    return c < C ? bfloat16_bits(f[(t * C + c) * K + k]) : u16{0};
   });
-  std::vector<i64> panel_of(static_cast<std::size_t>(items));
-  for (i64 item = 0; item < items; ++item) panel_of[static_cast<std::size_t>(item)] = item;
   const i64 runs_per_row = (g.out_cols + kRun - 1) / kRun;
   const u16* xs = reinterpret_cast<const u16*>(x);
   u16* ys = reinterpret_cast<u16*>(y);
@@ -78,7 +73,7 @@ void conv2d_forward_amx_with(const Conv2DGeometry& g, const bfloat16* x, const b
         operands[static_cast<std::size_t>(item)].a = gathered.data() + item * kRun * kChannelBlock;
         operands[static_cast<std::size_t>(item)].lda = kChannelBlock;
       }
-      amx_rows_to_bfloat16(tiles, m, K, operands.data(), panel_of.data(), items, panels.data(), kpad,
+      amx_rows_to_bfloat16(tiles, m, K, operands.data(), nullptr, items, panels.data(), kpad,
                            ys + ((n * g.out_rows + oh) * g.out_cols + ow0) * K, K);
     }
   });

@@ -9,7 +9,6 @@
 // [tap][filter block][16 pairs][C to 16]. Each input pixel sums its taps in an order fixed by the
 // shapes: no thread dependence.
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +17,7 @@
 
 #include "dagrad/backends/cpu/amx_blocks.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/stride_phase_order.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -29,11 +29,6 @@ using u32 = std::uint32_t;
 
 constexpr i64 kRun = kAmxMaxRows;               // input pixels per batch
 constexpr i64 kFilterBlock = 2 * kAmxPairStep;  // filters per operand: one tile row
-
-u16 bits(bfloat16 v) { return std::bit_cast<u16>(v); }
-
-// The column phases of one input row: phase p < min(stride, W) holds columns p + stride * i.
-i64 phase_columns(i64 W, i64 stride, i64 p) { return (W - 1 - p) / stride + 1; }
 
 }  // namespace
 
@@ -49,14 +44,15 @@ void conv2d_backprop_input_amx_with(const Conv2DGeometry& g, const bfloat16* f, 
   // Panel (t, kb): row q, column c = {f[t][c][k], f[t][c][k + 1]}, k = 32 kb + 2q.
   const std::vector<u32> panels = amx_pair_panels(taps * blocks, C, cpad, [&](i64 item, i64 e, i64 c) {
     const i64 t = item / blocks, k = item % blocks * kFilterBlock + e;
-    return k < K ? bits(f[(t * C + c) * K + k]) : u16{0};
+    return k < K ? bfloat16_bits(f[(t * C + c) * K + k]) : u16{0};
   });
   // Runs: (image row, phase, chunk of 32 of the phase's columns), the phases' chunks counted in closed form.
+  const PhaseAxis columns(W, g.stride_cols);  // phase p < min(stride, W): columns p + stride * i
   const i64 phases = std::min(g.stride_cols, W);
   std::vector<i64> first_run(static_cast<std::size_t>(phases + 1), 0);
   for (i64 p = 0; p < phases; ++p)
     first_run[static_cast<std::size_t>(p + 1)] =
-        first_run[static_cast<std::size_t>(p)] + (phase_columns(W, g.stride_cols, p) + kRun - 1) / kRun;
+        first_run[static_cast<std::size_t>(p)] + (columns.size(p) + kRun - 1) / kRun;
   const i64 runs_per_row = first_run.back();
   const u16* dys = reinterpret_cast<const u16*>(dy);
   u16* dxs = reinterpret_cast<u16*>(dx);
@@ -68,8 +64,8 @@ void conv2d_backprop_input_amx_with(const Conv2DGeometry& g, const bfloat16* f, 
       const i64 row = run / runs_per_row, n = row / H, ih = row % H, in_row = run % runs_per_row;
       const i64 p = std::upper_bound(first_run.begin(), first_run.end(), in_row) - first_run.begin() - 1;
       const i64 i0 = (in_row - first_run[static_cast<std::size_t>(p)]) * kRun;
-      const i64 m = std::min(kRun, phase_columns(W, g.stride_cols, p) - i0);
-      const i64 iw0 = p + g.stride_cols * i0;  // the run's first column; the others stride_cols apart
+      const i64 m = std::min(kRun, columns.size(p) - i0);
+      const i64 iw0 = columns.position(p, i0);  // the run's first column; the others stride_cols apart
       i64 count = 0;
       for (i64 t = 0; t < taps; ++t) {
         // The output row and columns this tap reaches: oh * stride = ih + pad - kh * dilation.
@@ -78,8 +74,8 @@ void conv2d_backprop_input_amx_with(const Conv2DGeometry& g, const bfloat16* f, 
         const i64 tw0 = iw0 + g.pad_left - t % g.filter_cols * g.dilation_cols;  // for the run's first pixel
         if (tw0 % g.stride_cols != 0) continue;  // the run's columns fall between the strides
         const i64 oh = th / g.stride_rows;
-        // Pixel r reaches output column ow0 + r where 0 <= ow0 + r < OW.
-        const i64 ow0 = tw0 >= 0 ? tw0 / g.stride_cols : -((-tw0) / g.stride_cols);
+        // Pixel r reaches output column ow0 + r where 0 <= ow0 + r < OW (tw0 divides exactly).
+        const i64 ow0 = tw0 / g.stride_cols;
         if (ow0 + m <= 0 || ow0 >= OW) continue;
         const u16* dy_row = dys + (n * OH + oh) * OW * K;
         for (i64 kb = 0; kb < blocks; ++kb) {

@@ -22,6 +22,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "dagrad/backends/cpu/conv2d/int_division.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
@@ -31,10 +32,6 @@ namespace {
 
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
-
-// b > 0, |a| <= INT64_MAX; no intermediate leaves int64 (strides and dilations reach INT64_MAX).
-i64 ceil_div(i64 a, i64 b) { return a >= 0 ? a / b + (a % b != 0) : -((-a) / b); }
-i64 floor_div(i64 a, i64 b) { return a >= 0 ? a / b : -((-a) / b) - ((-a) % b != 0); }
 
 // The filter as the GEMM's right-hand side: ft[k * row + t * C + c] = f[(t * C + c) * K + k].
 struct TapColumns {

@@ -9,13 +9,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "dagrad/backends/cpu/conv2d/int_division.hpp"
+
 namespace dagrad::cpu::nchw {
 
 using i64 = std::int64_t;
-
-inline i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
-// Floor division for any sign of a (b > 0).
-inline i64 floor_div(i64 a, i64 b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 // Distinct row keys (n * height + h) a task reads; slot(key) = 1 + rank, slot 0 = the zero row.
 class RowSlots {

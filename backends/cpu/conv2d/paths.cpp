@@ -59,19 +59,23 @@ template <ConvOp op>
 bool depthwise_row(const Conv2DGeometry& g) {
   return bounded<op>(g) && conv2d_depthwise_applies(g);
 }
+// The side the bfloat16 rows must be wide in: channels, and for the input gradient also filters
+// (its reduction).
+template <ConvOp op>
+i64 bf16_short_side(const Conv2DGeometry& g) {
+  return op == ConvOp::BackpropInput ? std::min(g.out_depth, g.in_depth) : g.in_depth;
+}
 template <ConvOp op>
 bool bf16_native_row(const Conv2DGeometry& g) {
-  const i64 short_side = op == ConvOp::BackpropInput ? std::min(g.out_depth, g.in_depth) : g.in_depth;
-  return bounded<op>(g) && bf16_native_applies(g, short_side);
+  return bounded<op>(g) && bf16_native_applies(g, bf16_short_side<op>(g));
 }
-// AMX tiles: NHWC, groups = 1, at least 16 channels (the filter gradient's tile rows, half of
+// AMX tiles: NHWC, groups = 1, a short side of at least 16 (the filter gradient's tile rows, half of
 // Conv2D's tile step; below that the other paths waste less), where the CPU has AMX-BF16 and the OS
 // granted tile data.
-// The input gradient also needs 16 filters (its reduction).
 template <ConvOp op>
 bool amx_row(const Conv2DGeometry& g) {
-  const i64 short_side = op == ConvOp::BackpropInput ? std::min(g.out_depth, g.in_depth) : g.in_depth;
-  return bounded<op>(g) && conv2d_fast_path_applies(g) && g.groups == 1 && short_side >= 16 && conv2d_amx_available();
+  return bounded<op>(g) && conv2d_fast_path_applies(g) && g.groups == 1 && bf16_short_side<op>(g) >= 16 &&
+         conv2d_amx_available();
 }
 template <ConvOp op>
 bool nhwc_fast_row(const Conv2DGeometry& g) {
@@ -127,7 +131,7 @@ constexpr ConvPath kForward[] = {
     float_row<kF, conv2d_forward_depthwise>("depthwise", depthwise_row<kF>, FiniteRule::None),
     {"amx", amx_row<kF>, FiniteRule::FilterIfPadded, nullptr, conv2d_forward_amx},
     {"bf16_native", bf16_native_row<kF>, FiniteRule::FilterIfPadded, nullptr, conv2d_forward_bf16},
-    // First layers. half and bfloat16 widen strip by strip: no whole-tensor copies.
+    // First layers. half and bfloat16: x widened once, y narrowed row by row (no float32 copy of y).
     {"strips", forward_strips_row, FiniteRule::FilterIfPadded, conv2d_forward_strips<half>,
      conv2d_forward_strips<bfloat16>, conv2d_forward_strips<float>},
     float_row<kF, conv2d_forward_fast>("nhwc_fast", nhwc_fast_row<kF>, FiniteRule::FilterIfPadded),

@@ -202,34 +202,26 @@ TEST_CASE("cpu col2im input gradient gives the same bits for 1, 2 and 3 threads"
   }
 }
 
-// half and bfloat16 on the strips filter gradient widen block by block; the result must be the
-// float32 strips path on the widened tensors, rounded once, bit for bit. (bfloat16 widens only on
-// CPUs without AVX-512 BF16; with it, cpu_conv2d_bf16_test.cpp checks its pixel-pair form.)
+// half and bfloat16 on the strips paths (Conv2D, filter gradient) widen without a float32 copy of
+// the output; the result must be the float32 strips path on the widened tensors, rounded once, bit
+// for bit. (bfloat16 filter gradients widen only on CPUs without AVX-512 BF16; with it,
+// cpu_conv2d_bf16_test.cpp checks their pixel-pair form. With AMX, bfloat16 Conv2D of 16 channels
+// or more runs on tiles; first layers have fewer.)
 template <class T>
-void check_strips_widening(const Conv2DGeometry& g, std::mt19937& rng) {
-  const auto x = random_values<T>(rng, in_size(g)), dy = random_values<T>(rng, out_size(g));
-  std::vector<float> xf(x.size()), dyf(dy.size()), dff(static_cast<std::size_t>(filt_size(g)));
-  std::transform(x.begin(), x.end(), xf.begin(), [](T v) { return static_cast<float>(v); });
-  std::transform(dy.begin(), dy.end(), dyf.begin(), [](T v) { return static_cast<float>(v); });
-  cpu::conv2d_backprop_filter_strips<float>(g, xf.data(), dyf.data(), dff.data());
-  std::vector<T> got(dff.size()), want(dff.size());
-  std::transform(dff.begin(), dff.end(), want.begin(), [](float v) { return static_cast<T>(v); });
-  cpu::conv2d_backprop_filter<T>(g, x.data(), dy.data(), got.data());  // the dispatch
-  REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)) == 0);
-}
-
-// The same for the strips Conv2D, which widens strip by strip and narrows row by row. (With AMX,
-// bfloat16 Conv2D of 16 channels or more runs on tiles; first layers have fewer.)
-template <class T>
-void check_forward_strips_widening(const Conv2DGeometry& g, std::mt19937& rng) {
-  const auto x = random_values<T>(rng, in_size(g)), f = random_values<T>(rng, filt_size(g));
-  std::vector<float> xf(x.size()), ff(f.size()), yf(static_cast<std::size_t>(out_size(g)));
-  std::transform(x.begin(), x.end(), xf.begin(), [](T v) { return static_cast<float>(v); });
-  std::transform(f.begin(), f.end(), ff.begin(), [](T v) { return static_cast<float>(v); });
-  cpu::conv2d_forward_strips<float>(g, xf.data(), ff.data(), yf.data());
-  std::vector<T> got(yf.size()), want(yf.size());
-  std::transform(yf.begin(), yf.end(), want.begin(), [](float v) { return static_cast<T>(v); });
-  cpu::conv2d_forward<T>(g, x.data(), f.data(), got.data());  // the dispatch
+void check_strips_widening(ConvOp op, const Conv2DGeometry& g, std::mt19937& rng) {
+  const auto [na, nb] = operand_sizes(op, g);
+  const auto a = random_values<T>(rng, na), b = random_values<T>(rng, nb);
+  std::vector<float> af(a.size()), bf(b.size());
+  std::transform(a.begin(), a.end(), af.begin(), [](T v) { return static_cast<float>(v); });
+  std::transform(b.begin(), b.end(), bf.begin(), [](T v) { return static_cast<float>(v); });
+  std::vector<float> out(static_cast<std::size_t>(op == ConvOp::Forward ? out_size(g) : filt_size(g)));
+  if (op == ConvOp::Forward)
+    cpu::conv2d_forward_strips<float>(g, af.data(), bf.data(), out.data());
+  else
+    cpu::conv2d_backprop_filter_strips<float>(g, af.data(), bf.data(), out.data());
+  std::vector<T> want(out.size());
+  std::transform(out.begin(), out.end(), want.begin(), [](float v) { return static_cast<T>(v); });
+  const std::vector<T> got = run_cpu<T>(op, g, a, b, false);  // the dispatch
   REQUIRE(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)) == 0);
 }
 
@@ -243,8 +235,8 @@ TEST_CASE("cpu strips Conv2D in half and bfloat16 is the float32 one rounded onc
     // Strips take C below half a vector: C = 1 everywhere, 2 and 3 from AVX2 on.
     if (input[3] > 1 && !cpu::conv2d_forward_strips_apply(g)) continue;
     REQUIRE(cpu::conv2d_forward_strips_apply(g));
-    check_forward_strips_widening<half>(g, rng);
-    check_forward_strips_widening<bfloat16>(g, rng);
+    check_strips_widening<half>(ConvOp::Forward, g, rng);
+    check_strips_widening<bfloat16>(ConvOp::Forward, g, rng);
   }
 }
 
@@ -256,7 +248,7 @@ TEST_CASE("cpu strips filter gradient in half and bfloat16 is the float32 one ro
     a.stride_rows = a.stride_cols = input[0] == 2 ? 2 : 1;
     const auto g = ops::conv2d_geometry("Conv2D", a, input, Shape{3, 3, input[3], 48});
     REQUIRE(cpu::conv2d_filter_strips_apply(g));
-    check_strips_widening<half>(g, rng);
-    if (!cpu::conv2d_bf16_native_available()) check_strips_widening<bfloat16>(g, rng);
+    check_strips_widening<half>(ConvOp::BackpropFilter, g, rng);
+    if (!cpu::conv2d_bf16_native_available()) check_strips_widening<bfloat16>(ConvOp::BackpropFilter, g, rng);
   }
 }
