@@ -22,10 +22,10 @@ struct MicroKernels {
   // d[r*ldd + 0:n] += sum_{p<npix} x[p][c0 + r] * y[p][k0 + 0:n], r < mr.
   void (*pixels)(int mr, long long n, const float* const* x, long long c0, const float* const* y, long long k0,
                  long long npix, float* d, long long ldd);
-  // d[r*ldd + 0:n] += sum_{i<nrows} sum_{j<cols} x[i*rs + j*sx + off[r]] * y[(i*cols + j)*sy + 0:n],
+  // d[r*ldd + 0:n] (+)= sum_{i<nrows} sum_{j<cols} x[i*rs + j*sx + off[r]] * y[(i*cols + j)*sy + 0:n],
   // r < mr <= grid_max_rows(n): pixels on a regular grid, each tile row at its own offset.
   void (*grid)(int mr, long long n, const float* x, const long long* off, long long sx, long long rs, long long cols,
-               long long nrows, const float* y, long long sy, float* d, long long ldd);
+               long long nrows, const float* y, long long sy, float* d, long long ldd, bool accumulate);
   int (*grid_max_rows)(long long n);
 };
 

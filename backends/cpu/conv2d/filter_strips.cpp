@@ -71,7 +71,7 @@ class FloatBlock {
   // d[r][c0 + 0:n] += the block's products for df rows at offsets off[0:mr].
   void accumulate(int mr, i64 c0, i64 n, const long long* off, i64 nq, float* d) const {
     const i64 K = g_.out_depth;
-    mk_.grid(mr, n, strips_.data(), off, strip_pixel_step(g_), st_.floats, g_.out_cols, nq, y_ + c0, K, d, K);
+    mk_.grid(mr, n, strips_.data(), off, strip_pixel_step(g_), st_.floats, g_.out_cols, nq, y_ + c0, K, d, K, true);
   }
 
  private:

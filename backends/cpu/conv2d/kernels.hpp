@@ -65,10 +65,14 @@ void conv2d_backprop_filter_strips(const ops::Conv2DGeometry& g, const T* x, con
 
 // The float32 NHWC Conv2D of small-channel layers (groups = 1, dilation_cols = 1, C below half a
 // vector) on zero-padded input strips (forward_strips.cpp); conv2d_forward_fast otherwise.
-// half and bfloat16 are widened as strips are filled and narrowed row by row, with the float32 path's bits.
+// half and bfloat16 are widened once and narrowed row by row, with the float32 path's bits.
 bool conv2d_forward_strips_apply(const ops::Conv2DGeometry& g);
 template <class T>
 void conv2d_forward_strips(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y);
+// float32 with the caller's choice (tests) of zeroing each output row first and adding to it (taken
+// where y outgrows the last-level cache) or writing it from zero.
+void conv2d_forward_strips_with(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y,
+                                bool zero_rows_first);
 
 // The float32 NHWC input gradient of layers with fewer channels than a vector (groups = 1) as one
 // GEMM against the filter's taps side by side, then a col2im (input_col2im.cpp).

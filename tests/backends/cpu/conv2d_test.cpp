@@ -202,6 +202,33 @@ TEST_CASE("cpu col2im input gradient gives the same bits for 1, 2 and 3 threads"
   }
 }
 
+// Strips Conv2D zeroes each output row first and adds to it where y outgrows half the last-level
+// cache (no test shape does): the same bits as writing the rows from zero, every value written.
+TEST_CASE("cpu strips Conv2D gives the same bits with its output rows zeroed first or written", "[cpu][conv]") {
+  std::mt19937 rng(43);
+  struct Case {
+    i64 n, h, w, c, k, kh, kw, stride;
+  };
+  for (const Case& cs : {Case{1, 23, 21, 3, 70, 7, 7, 2}, Case{2, 20, 20, 1, 32, 3, 3, 1},
+                         Case{2, 9, 13, 2, 37, 5, 3, 3}, Case{3, 5, 1, 1, 150, 3, 1, 1}}) {
+    ops::Conv2DAttrs a;
+    a.padding = ops::Padding::Same;
+    a.stride_rows = a.stride_cols = cs.stride;
+    const auto g = ops::conv2d_geometry("Conv2D", a, Shape{cs.n, cs.h, cs.w, cs.c}, Shape{cs.kh, cs.kw, cs.c, cs.k});
+    if (!cpu::conv2d_forward_strips_apply(g)) {  // C >= 2 under DAGRAD_MAX_CPU_ISA=portable: 4 lanes
+      REQUIRE(cs.c > 1);
+      continue;
+    }
+    check_against_oracle<float>(ConvOp::Forward, g, rng);
+    const auto x = random_values<float>(rng, in_size(g)), f = random_values<float>(rng, filt_size(g));
+    std::vector<float> written(static_cast<std::size_t>(out_size(g)), std::nanf("")), added = written;
+    cpu::conv2d_forward_strips_with(g, x.data(), f.data(), written.data(), false);
+    cpu::conv2d_forward_strips_with(g, x.data(), f.data(), added.data(), true);
+    REQUIRE(std::none_of(written.begin(), written.end(), [](float v) { return std::isnan(v); }));
+    REQUIRE(std::memcmp(written.data(), added.data(), written.size() * sizeof(float)) == 0);
+  }
+}
+
 // half and bfloat16 on the strips paths (Conv2D, filter gradient) widen without a float32 copy of
 // the output; the result must be the float32 strips path on the widened tensors, rounded once, bit
 // for bit. (bfloat16 filter gradients widen only on CPUs without AVX-512 BF16; with it,
