@@ -1,8 +1,9 @@
-// Picks the AVX2 + F16C conversions (isa/convert_f16c.cpp) when the CPU has them, else converts
-// with Eigen's scalar casts, in parallel blocks of fixed size.
+// Picks the widest conversion set the CPU runs (isa/convert_avx512.cpp, isa/convert_f16c.cpp, or
+// Eigen's scalar casts) and converts in parallel blocks of fixed size.
 #include "dagrad/backends/cpu/convert.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include <tbb/parallel_for.h>
 
@@ -10,12 +11,19 @@
 
 namespace dagrad::cpu {
 #if defined(__x86_64__)
+// The same four loops in each ISA file.
 namespace f16c {
 void half_to_float(const std::uint16_t* in, float* out, long long count);
 void float_to_half(const float* in, std::uint16_t* out, long long count);
 void bf16_to_float(const std::uint16_t* in, float* out, long long count);
 void float_to_bf16(const float* in, std::uint16_t* out, long long count);
 }  // namespace f16c
+namespace avx512_convert {
+void half_to_float(const std::uint16_t* in, float* out, long long count);
+void float_to_half(const float* in, std::uint16_t* out, long long count);
+void bf16_to_float(const std::uint16_t* in, float* out, long long count);
+void float_to_bf16(const float* in, std::uint16_t* out, long long count);
+}  // namespace avx512_convert
 #endif
 
 namespace {
@@ -30,6 +38,40 @@ const std::uint16_t* bits(const bfloat16* p) { return reinterpret_cast<const std
 std::uint16_t* bits(half* p) { return reinterpret_cast<std::uint16_t*>(p); }
 std::uint16_t* bits(bfloat16* p) { return reinterpret_cast<std::uint16_t*>(p); }
 
+// Eigen's casts, one element at a time, on the bit patterns.
+template <class T>
+T from_bits(std::uint16_t b) {
+  T v;
+  std::memcpy(static_cast<void*>(&v), &b, sizeof b);
+  return v;
+}
+template <class T>
+std::uint16_t to_bits(T v) {
+  std::uint16_t b;
+  std::memcpy(&b, static_cast<const void*>(&v), sizeof b);
+  return b;
+}
+template <class T>
+void widen(const std::uint16_t* in, float* out, long long count) {
+  for (long long i = 0; i < count; ++i) out[i] = static_cast<float>(from_bits<T>(in[i]));
+}
+template <class T>
+void narrow(const float* in, std::uint16_t* out, long long count) {
+  for (long long i = 0; i < count; ++i) out[i] = to_bits(static_cast<T>(in[i]));
+}
+const ConversionKernels scalar_kernels{"scalar", &widen<half>, &narrow<half>, &widen<bfloat16>, &narrow<bfloat16>};
+#if defined(__x86_64__)
+const ConversionKernels f16c_kernels{"f16c", &f16c::half_to_float, &f16c::float_to_half, &f16c::bf16_to_float,
+                                     &f16c::float_to_bf16};
+const ConversionKernels avx512_kernels{"avx512", &avx512_convert::half_to_float, &avx512_convert::float_to_half,
+                                       &avx512_convert::bf16_to_float, &avx512_convert::float_to_bf16};
+#endif
+
+const ConversionKernels& active_kernels() {
+  static const ConversionKernels* const active = usable_conversion_kernels().front();
+  return *active;
+}
+
 template <class F>
 void blocks(i64 count, F&& f) {
   if (count <= kBlock) return f(i64{0}, count);
@@ -37,49 +79,32 @@ void blocks(i64 count, F&& f) {
                     [&](i64 b) { f(b * kBlock, std::min(count, (b + 1) * kBlock)); });
 }
 
-template <class From, class To>
-void scalar(const From* in, To* out, i64 begin, i64 end) {
-  for (i64 i = begin; i < end; ++i) out[i] = static_cast<To>(in[i]);
-}
-
 }  // namespace
 
-bool vector_conversions_available() { return cpu_info().f16c; }
+std::vector<const ConversionKernels*> usable_conversion_kernels() {
+  std::vector<const ConversionKernels*> sets;
+#if defined(__x86_64__)
+  if (cpu_info().avx512) sets.push_back(&avx512_kernels);
+  if (cpu_info().f16c) sets.push_back(&f16c_kernels);
+#endif
+  sets.push_back(&scalar_kernels);
+  return sets;
+}
 
 void convert_to_float(const half* in, float* out, i64 count) {
-  blocks(count, [&](i64 b, i64 e) {
-#if defined(__x86_64__)
-    if (vector_conversions_available()) return f16c::half_to_float(bits(in) + b, out + b, e - b);
-#endif
-    scalar(in, out, b, e);
-  });
+  blocks(count, [&](i64 b, i64 e) { active_kernels().half_to_float(bits(in) + b, out + b, e - b); });
 }
 
 void convert_to_float(const bfloat16* in, float* out, i64 count) {
-  blocks(count, [&](i64 b, i64 e) {
-#if defined(__x86_64__)
-    if (vector_conversions_available()) return f16c::bf16_to_float(bits(in) + b, out + b, e - b);
-#endif
-    scalar(in, out, b, e);
-  });
+  blocks(count, [&](i64 b, i64 e) { active_kernels().bf16_to_float(bits(in) + b, out + b, e - b); });
 }
 
 void convert_from_float(const float* in, half* out, i64 count) {
-  blocks(count, [&](i64 b, i64 e) {
-#if defined(__x86_64__)
-    if (vector_conversions_available()) return f16c::float_to_half(in + b, bits(out) + b, e - b);
-#endif
-    scalar(in, out, b, e);
-  });
+  blocks(count, [&](i64 b, i64 e) { active_kernels().float_to_half(in + b, bits(out) + b, e - b); });
 }
 
 void convert_from_float(const float* in, bfloat16* out, i64 count) {
-  blocks(count, [&](i64 b, i64 e) {
-#if defined(__x86_64__)
-    if (vector_conversions_available()) return f16c::float_to_bf16(in + b, bits(out) + b, e - b);
-#endif
-    scalar(in, out, b, e);
-  });
+  blocks(count, [&](i64 b, i64 e) { active_kernels().float_to_bf16(in + b, bits(out) + b, e - b); });
 }
 
 }  // namespace dagrad::cpu

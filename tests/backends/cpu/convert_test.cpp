@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "dagrad/backends/cpu/convert.hpp"
@@ -36,18 +38,18 @@ T from_bits(std::uint16_t b) {
   return v;
 }
 
-// Every 16-bit pattern (65536 + 3 so the last vector is partial).
+// Every 16-bit pattern (65536 + 3 so the last vector is partial), widened by `widen`.
 template <class T>
-void check_widen_all() {
-  std::vector<T> in;
-  for (std::uint32_t b = 0; b < 65536 + 3; ++b) in.push_back(from_bits<T>(static_cast<std::uint16_t>(b)));
+void check_widen_all(void (*widen)(const std::uint16_t*, float*, long long)) {
+  std::vector<std::uint16_t> in;
+  for (std::uint32_t b = 0; b < 65536 + 3; ++b) in.push_back(static_cast<std::uint16_t>(b));
   std::vector<float> out(in.size(), 123.0f);
-  cpu::convert_to_float(in.data(), out.data(), static_cast<std::int64_t>(in.size()));
+  widen(in.data(), out.data(), static_cast<long long>(in.size()));
   std::size_t i = 0;  // the first mismatch, if any (one assertion instead of 65539)
-  while (i < in.size() && bits_of(out[i]) == bits_of(static_cast<float>(in[i]))) ++i;
+  while (i < in.size() && bits_of(out[i]) == bits_of(static_cast<float>(from_bits<T>(in[i])))) ++i;
   if (i < in.size()) {
-    INFO("input bits 0x" << std::hex << bits_of(in[i]) << " gave 0x" << bits_of(out[i]) << " not 0x"
-                         << bits_of(static_cast<float>(in[i])));
+    INFO("input bits 0x" << std::hex << in[i] << " gave 0x" << bits_of(out[i]) << " not 0x"
+                         << bits_of(static_cast<float>(from_bits<T>(in[i]))));
     FAIL("widening differs from static_cast");
   }
 }
@@ -75,46 +77,74 @@ std::vector<float> narrowing_inputs() {
 }
 
 template <class T>
-void check_narrow() {
+void check_narrow(void (*narrow)(const float*, std::uint16_t*, long long)) {
   const auto in = narrowing_inputs();
-  std::vector<T> out(in.size());
-  cpu::convert_from_float(in.data(), out.data(), static_cast<std::int64_t>(in.size()));
+  std::vector<std::uint16_t> out(in.size());
+  narrow(in.data(), out.data(), static_cast<long long>(in.size()));
   std::size_t i = 0;  // the first mismatch, if any
-  while (i < in.size() && bits_of(out[i]) == bits_of(static_cast<T>(in[i]))) ++i;
+  while (i < in.size() && out[i] == bits_of(static_cast<T>(in[i]))) ++i;
   if (i < in.size()) {
-    INFO("input bits 0x" << std::hex << bits_of(in[i]) << " gave 0x" << bits_of(out[i]) << " not 0x"
+    INFO("input bits 0x" << std::hex << bits_of(in[i]) << " gave 0x" << out[i] << " not 0x"
                          << bits_of(static_cast<T>(in[i])));
     FAIL("narrowing differs from static_cast");
   }
   REQUIRE(in.size() > 400000);
 }
 
-void note_path() {
-  if (!cpu::vector_conversions_available()) WARN("no AVX2 + F16C here: only the scalar conversion path was checked");
+// Every conversion set this CPU runs (the widest is the one in use), and the public functions.
+std::vector<const cpu::ConversionKernels*> conversion_sets() {
+  auto sets = cpu::usable_conversion_kernels();
+  REQUIRE(std::string(sets.back()->name) == "scalar");
+  if (sets.size() == 1) WARN("SKIPPED: no AVX2 + F16C or AVX-512 here: only the scalar conversions were checked");
+  return sets;
 }
 
 }  // namespace
 
 TEST_CASE("cpu half and bfloat16 widening is bitwise static_cast for every pattern", "[cpu][conv]") {
-  note_path();
-  check_widen_all<half>();
-  check_widen_all<bfloat16>();
+  for (const cpu::ConversionKernels* set : conversion_sets()) {
+    INFO("conversion set " << set->name);
+    check_widen_all<half>(set->half_to_float);
+    check_widen_all<bfloat16>(set->bf16_to_float);
+  }
+  check_widen_all<half>([](const std::uint16_t* in, float* out, long long n) {
+    cpu::convert_to_float(reinterpret_cast<const half*>(in), out, n);
+  });
+  check_widen_all<bfloat16>([](const std::uint16_t* in, float* out, long long n) {
+    cpu::convert_to_float(reinterpret_cast<const bfloat16*>(in), out, n);
+  });
 }
 
 TEST_CASE("cpu float narrowing to half and bfloat16 is bitwise static_cast", "[cpu][conv]") {
-  note_path();
-  check_narrow<half>();
-  check_narrow<bfloat16>();
+  for (const cpu::ConversionKernels* set : conversion_sets()) {
+    INFO("conversion set " << set->name);
+    check_narrow<half>(set->float_to_half);
+    check_narrow<bfloat16>(set->float_to_bf16);
+  }
+  check_narrow<half>([](const float* in, std::uint16_t* out, long long n) {
+    cpu::convert_from_float(in, reinterpret_cast<half*>(out), n);
+  });
+  check_narrow<bfloat16>([](const float* in, std::uint16_t* out, long long n) {
+    cpu::convert_from_float(in, reinterpret_cast<bfloat16*>(out), n);
+  });
 }
 
 TEST_CASE("cpu conversions of short arrays touch only their elements", "[cpu][conv]") {
-  for (std::int64_t n : {0, 1, 7, 9, 17}) {
-    std::vector<float> in(static_cast<std::size_t>(n) + 1, 0.5f), out(in.size(), -3.0f);
-    std::vector<bfloat16> mid(in.size(), bfloat16(2.0f));
-    cpu::convert_from_float(in.data(), mid.data(), n);
-    REQUIRE(static_cast<float>(mid.back()) == 2.0f);
-    cpu::convert_to_float(mid.data(), out.data(), n);
-    REQUIRE(out.back() == -3.0f);
-    for (std::int64_t i = 0; i < n; ++i) REQUIRE(out[static_cast<std::size_t>(i)] == 0.5f);
+  using Widen = void (*)(const std::uint16_t*, float*, long long);
+  using Narrow = void (*)(const float*, std::uint16_t*, long long);
+  for (const cpu::ConversionKernels* set : conversion_sets()) {
+    INFO("conversion set " << set->name);
+    for (const auto& [widen, narrow] : {std::pair<Widen, Narrow>{set->half_to_float, set->float_to_half},
+                                        std::pair<Widen, Narrow>{set->bf16_to_float, set->float_to_bf16}}) {
+      for (long long n : {0, 1, 7, 9, 15, 16, 17, 33}) {
+        std::vector<float> in(static_cast<std::size_t>(n) + 1, 0.5f), out(in.size(), -3.0f);
+        std::vector<std::uint16_t> mid(in.size(), 0x1234);
+        narrow(in.data(), mid.data(), n);
+        REQUIRE(mid.back() == 0x1234);
+        widen(mid.data(), out.data(), n);
+        REQUIRE(out.back() == -3.0f);
+        for (long long i = 0; i < n; ++i) REQUIRE(out[static_cast<std::size_t>(i)] == 0.5f);
+      }
+    }
   }
 }

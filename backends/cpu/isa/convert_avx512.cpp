@@ -1,0 +1,87 @@
+// half/bfloat16 <-> float32 conversion of whole arrays with AVX-512 (F, BW, VL: 16 lanes a step),
+// the same numerics as convert_f16c.cpp, bitwise equal to Eigen's scalar casts: NaN takes Eigen's
+// bits, rounding is to nearest even, denormals are kept. The tail is one masked step, so every
+// element takes the same instructions. No library header with inline functions (see
+// convert_f16c.cpp).
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace dagrad::cpu::avx512_convert {
+namespace {
+
+using i64 = long long;
+
+// half bits -> float; NaN lanes take Eigen's bits (payload shifted up, exponent all ones, not
+// quieted), which the hardware conversion would quiet.
+inline __m512 half16_to_float(__m256i h16) {
+  const __m512 f = _mm512_cvtph_ps(h16);
+  const __m512i h = _mm512_cvtepu16_epi32(h16);
+  const __m512i mag = _mm512_and_si512(h, _mm512_set1_epi32(0x7fff));
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(mag, _mm512_set1_epi32(0x7c00));
+  const __m512i nan_bits = _mm512_or_si512(_mm512_add_epi32(_mm512_slli_epi32(mag, 13), _mm512_set1_epi32(224 << 23)),
+                                           _mm512_slli_epi32(_mm512_and_si512(h, _mm512_set1_epi32(0x8000)), 16));
+  return _mm512_mask_blend_ps(nan, f, _mm512_castsi512_ps(nan_bits));
+}
+
+// float -> half bits, round to nearest even; NaN lanes become sign | 0x7e00 as in Eigen.
+inline __m256i float16_to_half(__m512 f) {
+  const __m256i h = _mm512_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+  const __m512i sign = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(f), 16), _mm512_set1_epi32(0x8000));
+  const __m256i nan_bits = _mm512_cvtepi32_epi16(_mm512_or_si512(sign, _mm512_set1_epi32(0x7e00)));
+  return _mm256_mask_blend_epi16(nan, h, nan_bits);
+}
+
+// float -> bfloat16 bits: (u + 0x7fff + lsb) >> 16 rounds to nearest even; NaN lanes become
+// sign | 0x7fc0 as in Eigen. (vcvtneps2bf16 would flush denormals: not Eigen's numerics.)
+inline __m256i float16_to_bf16(__m512 f) {
+  const __m512i u = _mm512_castps_si512(f);
+  const __m512i high = _mm512_srli_epi32(u, 16);
+  const __m512i lsb = _mm512_and_si512(high, _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+  const __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+  const __m512i nan_bits =
+      _mm512_or_si512(_mm512_and_si512(high, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0x7fc0));
+  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, nan_bits));
+}
+
+inline __m512 bf16x16_to_float(__m256i b) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(b), 16));
+}
+
+// Runs `step(mask, offset)` over 16 elements at a time, the tail as one masked step.
+template <class Step>
+inline void convert(i64 count, Step step) {
+  i64 i = 0;
+  for (; i + 16 <= count; i += 16) step(static_cast<__mmask16>(0xffff), i);
+  if (i < count) step(static_cast<__mmask16>((1u << (count - i)) - 1), i);
+}
+
+}  // namespace
+
+void half_to_float(const std::uint16_t* in, float* out, i64 count) {
+  convert(count, [&](__mmask16 m, i64 i) {
+    _mm512_mask_storeu_ps(out + i, m, half16_to_float(_mm256_maskz_loadu_epi16(m, in + i)));
+  });
+}
+
+void float_to_half(const float* in, std::uint16_t* out, i64 count) {
+  convert(count, [&](__mmask16 m, i64 i) {
+    _mm256_mask_storeu_epi16(out + i, m, float16_to_half(_mm512_maskz_loadu_ps(m, in + i)));
+  });
+}
+
+void bf16_to_float(const std::uint16_t* in, float* out, i64 count) {
+  convert(count, [&](__mmask16 m, i64 i) {
+    _mm512_mask_storeu_ps(out + i, m, bf16x16_to_float(_mm256_maskz_loadu_epi16(m, in + i)));
+  });
+}
+
+void float_to_bf16(const float* in, std::uint16_t* out, i64 count) {
+  convert(count, [&](__mmask16 m, i64 i) {
+    _mm256_mask_storeu_epi16(out + i, m, float16_to_bf16(_mm512_maskz_loadu_ps(m, in + i)));
+  });
+}
+
+}  // namespace dagrad::cpu::avx512_convert
