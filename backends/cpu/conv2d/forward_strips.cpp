@@ -10,17 +10,25 @@
 // on 28x28 layers). Measured on Zen 5 against the rows kernel this path ran before: 1.3x on
 // 224x224x3 7x7/2, 1.1-1.4x on 3x3 layers of 1 and 3 channels. Tiles keep to kMaxRows pixels:
 // taller ones ran slower (more pointer registers than the CPU has).
-// half and bfloat16: x and f are widened once, and each output row is narrowed from a float32 row
-// (no float32 copy of y, the largest tensor of a first layer): bitwise the float32 path on the
-// widened tensors, rounded once.
-// Workspace per task: one strip (at most kMaxStripFloats floats) and, for half and bfloat16, one
-// float32 output row.
+// half, and bfloat16 without AVX-512 BF16: x and f are widened once, and each output row is
+// narrowed from a float32 row (no float32 copy of y, the largest tensor of a first layer): bitwise
+// the float32 path on the widened tensors, rounded once.
+// bfloat16 with AVX-512 BF16: vdpbf16ps adds two products a step, here two window rows: strip word
+// v of row pair i = {strip row 2i [v], strip row 2i + 1 [v]} (a zero row partners an odd KH's
+// last), filter pair panel [i][j][k] = {f[2i][j][k], f[2i + 1][j][k]}. Any pixel origin then reads
+// whole words (pairs along a window row would split words at odd origins, and pair a window's
+// last value with its neighbour's). Each output row is summed in float32 and rounded once. Only
+// for windows of kPairsFromWindow values or more.
+// Workspace per task: one strip (at most kMaxStripFloats values; bfloat16: its pair words too) and,
+// for half and bfloat16, one float32 output row.
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/bf16_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/paths.hpp"
 #include "dagrad/backends/cpu/conv2d/strips.hpp"
@@ -37,6 +45,10 @@ using i64 = std::int64_t;
 constexpr i64 kRowsPerTask = 4;                // output rows per task
 constexpr i64 kColumnGroup = 128;              // output channels per micro-kernel call
 constexpr i64 kMaxStripFloats = i64{1} << 16;  // 256 KiB
+// Window values from which bfloat16 runs on row pairs: each tile's float32 accumulators are loaded
+// and stored once, so short windows gain nothing (measured on Zen 5: 3x3x3 and 5x5x1 as fast as
+// the widened form, 5x5x3 1.25x, 7x7x3 1.5x faster).
+constexpr i64 kPairsFromWindow = 48;
 
 }  // namespace
 
@@ -88,10 +100,56 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
   });
 }
 
+// The bfloat16 form on vdpbf16ps (see the top of the file).
+void forward_strips_row_pairs(const Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y) {
+  const Bf16Kernels& bk = *bf16_kernels();
+  const i64 K = g.out_depth, OW = g.out_cols, KH = g.filter_rows;
+  const i64 len = g.filter_cols * g.in_depth, step = strip_pixel_step(g);
+  const i64 row_pairs = (KH + 1) / 2, ldy = (K + 15) / 16 * 16;  // panel rows readable to whole vectors
+  const Strips st = strips_of(g);
+  const i64 rows = g.batch * g.out_rows;
+  std::vector<std::uint32_t> panel(static_cast<std::size_t>(row_pairs * len * ldy), 0u);
+  const auto* fb = reinterpret_cast<const std::uint16_t*>(f);  // f[kh][j][k], j < KW * C
+  tbb::parallel_for(i64{0}, row_pairs * len, [&](i64 pj) {
+    const i64 kh = pj / len * 2, j = pj % len;
+    std::uint32_t* out = panel.data() + pj * ldy;
+    for (i64 k = 0; k < K; ++k)
+      out[k] = fb[(kh * len + j) * K + k] | (kh + 1 < KH ? std::uint32_t{fb[((kh + 1) * len + j) * K + k]} << 16 : 0u);
+  });
+  const i64 tile_rows = std::min<i64>(kMaxRows, bk.grid_max_rows(std::min(K, kColumnGroup)));
+  long long offsets[kMaxRows];  // each pixel's window origin on the strip, from the tile's first
+  for (i64 r = 0; r < tile_rows; ++r) offsets[r] = r * step;
+  tbb::parallel_for(i64{0}, (rows + kRowsPerTask - 1) / kRowsPerTask, [&](i64 task) {
+    std::vector<std::uint16_t> strip(static_cast<std::size_t>(2 * row_pairs * st.row_floats), 0);
+    std::vector<std::uint32_t> words(static_cast<std::size_t>(row_pairs * st.row_floats));
+    std::vector<float> out_row(static_cast<std::size_t>(OW * K));
+    for (i64 q = task * kRowsPerTask; q < std::min(rows, (task + 1) * kRowsPerTask); ++q) {
+      fill_strip(g, st, x, q / g.out_rows, q % g.out_rows, strip.data());  // row KH, if any, stays zero
+      for (i64 i = 0; i < row_pairs; ++i) {
+        const std::uint16_t* even = strip.data() + 2 * i * st.row_floats;
+        const std::uint16_t* odd = even + st.row_floats;
+        std::uint32_t* w = words.data() + i * st.row_floats;
+        for (i64 v = 0; v < st.row_floats; ++v) w[v] = even[v] | std::uint32_t{odd[v]} << 16;
+      }
+      std::fill(out_row.begin(), out_row.end(), 0.0f);
+      for (i64 ow0 = 0; ow0 < OW; ow0 += tile_rows)
+        for (i64 col0 = 0; col0 < K; col0 += kColumnGroup)
+          bk.grid(static_cast<int>(std::min(tile_rows, OW - ow0)), std::min(kColumnGroup, K - col0),
+                  words.data() + ow0 * step, offsets, 1, st.row_floats, len, row_pairs, panel.data() + col0, ldy,
+                  out_row.data() + ow0 * K + col0, K);
+      convert_from_float(out_row.data(), y + q * OW * K, OW * K);
+    }
+  });
+}
+
 }  // namespace
 
 template <class T>
 void conv2d_forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    if (bf16_kernels() && g.filter_rows * g.filter_cols * g.in_depth >= kPairsFromWindow)
+      return forward_strips_row_pairs(g, x, f, y);
+  }
   // half and bfloat16 compute into a float32 row in cache, narrowed to y afterwards.
   const bool warm_rows =
       std::is_same_v<T, float> && conv2d_sizes(g).output > cpu_info().l3_bytes / 2 / i64{sizeof(float)};

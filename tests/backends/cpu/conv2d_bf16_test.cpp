@@ -81,13 +81,14 @@ Shape filter_shape(const ops::Conv2DGeometry& g) {
   return Shape{g.filter_rows, g.filter_cols, g.in_depth, g.out_depth};
 }
 
-// FilterStrips: the filter gradient of small-channel layers (conv2d_backprop_filter_strips);
-// FilterAmx, ForwardAmx: the AMX paths; *Emulated: the same on emulated tiles.
+// FilterStrips, ForwardStrips: the small-channel paths (conv2d_backprop_filter_strips,
+// conv2d_forward_strips); FilterAmx, ForwardAmx: the AMX paths; *Emulated: the same on emulated tiles.
 enum class Op {
   Forward,
   BackpropInput,
   BackpropFilter,
   FilterStrips,
+  ForwardStrips,
   FilterAmx,
   FilterAmxEmulated,
   ForwardAmx,
@@ -95,7 +96,9 @@ enum class Op {
   InputAmx,
   InputAmxEmulated
 };
-bool is_forward(Op op) { return op == Op::Forward || op == Op::ForwardAmx || op == Op::ForwardAmxEmulated; }
+bool is_forward(Op op) {
+  return op == Op::Forward || op == Op::ForwardStrips || op == Op::ForwardAmx || op == Op::ForwardAmxEmulated;
+}
 bool is_input(Op op) { return op == Op::BackpropInput || op == Op::InputAmx || op == Op::InputAmxEmulated; }
 
 // The op's two bfloat16 operands: (x, f), (f, dy) or (x, dy).
@@ -119,6 +122,8 @@ std::vector<bfloat16> native(Op op, const ops::Conv2DGeometry& g, const std::vec
     cpu::conv2d_backprop_filter_amx(g, a.data(), b.data(), result.data());
   else if (op == Op::FilterAmxEmulated)
     cpu::conv2d_backprop_filter_amx_with(g, a.data(), b.data(), result.data(), cpu::amx_emulated_kernels());
+  else if (op == Op::ForwardStrips)
+    cpu::conv2d_forward_strips<bfloat16>(g, a.data(), b.data(), result.data());
   else if (op == Op::ForwardAmx)
     cpu::conv2d_forward_amx(g, a.data(), b.data(), result.data());
   else if (op == Op::ForwardAmxEmulated)
@@ -326,6 +331,31 @@ TEST_CASE("cpu bf16 strips filter gradient (pixel pairs) matches the float64 ref
     tbb::task_arena(1).execute([&] { one = native(Op::FilterStrips, g, x, dy); });
     tbb::task_arena(3).execute([&] { three = native(Op::FilterStrips, g, x, dy); });
     REQUIRE(std::memcmp(one.data(), three.data(), one.size() * sizeof(bfloat16)) == 0);
+  }
+}
+
+TEST_CASE("cpu bf16 strips Conv2D (window row pairs) matches the float64 reference", "[cpu][conv]") {
+  if (skip_without_bf16()) return;
+  std::mt19937 rng(41);
+  // First layers with windows of 48 values or more (row pairs; fewer: the widened form): odd and
+  // even filter heights (a zero partner row), strides, a lone output column, column tails and
+  // several 128-column groups, tiles of 8 pixels with tails; then thread invariance.
+  for (const auto& [h, w, c, k, kernel, stride] : std::vector<std::array<i64, 6>>{{15, 15, 3, 70, 7, 2},
+                                                                                  {9, 11, 2, 17, 5, 1},
+                                                                                  {12, 1, 3, 130, 6, 1},
+                                                                                  {8, 13, 3, 64, 4, 3},
+                                                                                  {6, 7, 1, 40, 7, 1},
+                                                                                  {10, 9, 3, 5, 3, 1}}) {
+    const AttrMap attrs = {{"strides", std::vector<i64>{1, stride, stride, 1}},
+                           {"padding", std::string("SAME")},
+                           {"dilations", std::vector<i64>{1, 1, 1, 1}},
+                           {"data_format", std::string("NHWC")},
+                           {"explicit_paddings", std::vector<i64>{}}};
+    const auto g = ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", attrs), Shape{2, h, w, c},
+                                        Shape{kernel, kernel, c, k});
+    REQUIRE(cpu::conv2d_forward_strips_apply(g));
+    check_case(Op::ForwardStrips, {g, attrs}, rng);
+    check_thread_invariance(Op::ForwardStrips, {g, attrs}, rng);
   }
 }
 
