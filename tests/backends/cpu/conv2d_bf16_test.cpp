@@ -381,6 +381,36 @@ TEST_CASE("cpu bf16 native conv kernels handle 1x1 filters and single pixels", "
   }
 }
 
+// The rows kernel rounds its float32 sums with vcvtneps2bf16 and redoes the lanes that instruction
+// treats unlike Eigen: a NaN keeps its payload there, while Eigen's cast gives sign | 0x7fc0.
+TEST_CASE("cpu bf16 native Conv2D and input gradient give Eigen's NaN bits", "[cpu][conv]") {
+  if (skip_without_bf16()) return;
+  const AttrMap attrs = {{"strides", std::vector<i64>{1, 1, 1, 1}},
+                         {"padding", std::string("VALID")},
+                         {"dilations", std::vector<i64>{1, 1, 1, 1}},
+                         {"data_format", std::string("NHWC")},
+                         {"explicit_paddings", std::vector<i64>{}}};
+  const auto g =
+      ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", attrs), Shape{1, 4, 5, 20}, Shape{1, 1, 20, 40});
+  std::mt19937 rng(3);
+  for (Op op : {Op::Forward, Op::BackpropInput}) {
+    const auto [sa, sb] = operand_shapes(op, g);
+    auto a = random_bf16(rng, sa.num_elements());
+    const auto b = random_bf16(rng, sb.num_elements());
+    for (std::size_t i = 0; i < a.size(); i += 7)  // NaNs with payloads, both signs, quiet and signalling
+      a[i] = std::bit_cast<bfloat16>(static_cast<std::uint16_t>(i % 2 ? 0x7f81 : 0xffa5));
+    const auto got = native(op, g, a, b);
+    i64 nans = 0;
+    for (bfloat16 v : got) {
+      const auto bits = std::bit_cast<std::uint16_t>(v);
+      if ((bits & 0x7fff) <= 0x7f80) continue;
+      ++nans;
+      REQUIRE((bits & 0x7fff) == 0x7fc0);
+    }
+    REQUIRE(nans > 0);
+  }
+}
+
 TEST_CASE("cpu bf16 native conv kernels give the same bits for 1, 2 and 3 threads", "[cpu][conv]") {
   if (skip_without_bf16()) return;
   std::mt19937 rng(17);
