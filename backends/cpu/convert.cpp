@@ -1,5 +1,6 @@
-// Picks the widest conversion set the CPU runs (isa/convert_avx512.cpp, isa/convert_f16c.cpp, or
-// Eigen's scalar casts) and converts in parallel blocks of fixed size.
+// Picks the widest conversion set the CPU runs (isa/convert_avx512.cpp, with or without AVX-512
+// BF16's rounding instruction; isa/convert_f16c.cpp; or Eigen's scalar casts) and converts in parallel blocks of fixed
+// size.
 #include "dagrad/backends/cpu/convert.hpp"
 
 #include <algorithm>
@@ -23,6 +24,7 @@ void half_to_float(const std::uint16_t* in, float* out, long long count);
 void float_to_half(const float* in, std::uint16_t* out, long long count);
 void bf16_to_float(const std::uint16_t* in, float* out, long long count);
 void float_to_bf16(const float* in, std::uint16_t* out, long long count);
+void float_to_bf16_native(const float* in, std::uint16_t* out, long long count);  // AVX-512 BF16
 }  // namespace avx512_convert
 #endif
 
@@ -65,6 +67,9 @@ const ConversionKernels f16c_kernels{"f16c", &f16c::half_to_float, &f16c::float_
                                      &f16c::float_to_bf16};
 const ConversionKernels avx512_kernels{"avx512", &avx512_convert::half_to_float, &avx512_convert::float_to_half,
                                        &avx512_convert::bf16_to_float, &avx512_convert::float_to_bf16};
+const ConversionKernels avx512_bf16_kernels{"avx512_bf16", &avx512_convert::half_to_float,
+                                            &avx512_convert::float_to_half, &avx512_convert::bf16_to_float,
+                                            &avx512_convert::float_to_bf16_native};
 #endif
 
 const ConversionKernels& active_kernels() {
@@ -84,6 +89,7 @@ void blocks(i64 count, F&& f) {
 std::vector<const ConversionKernels*> usable_conversion_kernels() {
   std::vector<const ConversionKernels*> sets;
 #if defined(__x86_64__)
+  if (cpu_info().avx512_bf16) sets.push_back(&avx512_bf16_kernels);
   if (cpu_info().avx512) sets.push_back(&avx512_kernels);
   if (cpu_info().f16c) sets.push_back(&f16c_kernels);
 #endif

@@ -18,7 +18,7 @@ void convert_from_float(const float* in, bfloat16* out, std::int64_t count);
 
 // One set of conversion loops over 16-bit patterns (half or bfloat16 bits).
 struct ConversionKernels {
-  const char* name;  // "avx512", "f16c" or "scalar"
+  const char* name;  // "avx512_bf16", "avx512", "f16c" or "scalar"
   void (*half_to_float)(const std::uint16_t* in, float* out, long long count);
   void (*float_to_half)(const float* in, std::uint16_t* out, long long count);
   void (*bf16_to_float)(const std::uint16_t* in, float* out, long long count);
