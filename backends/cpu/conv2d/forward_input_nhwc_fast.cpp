@@ -20,7 +20,7 @@ using i64 = std::int64_t;
 
 constexpr i64 kTilesPerTask = 8;   // pixel tiles per task in forward / input gradient
 constexpr i64 kReduceBlock = 64;   // channels (forward) or filters (input gradient) per pass
-constexpr i64 kColumnGroup = 128;  // output columns per task
+constexpr i64 kColumnGroup = 256;  // output columns per task: whole rows up to 256 (128 ran 8-16% slower)
 
 // The shared driver of the two "rows" ops: the pixels (tap_windows.hpp says where each reads,
 // tap by tap) in register tiles; b holds each tap's len x cols matrix; pixel p's output row is

@@ -99,7 +99,7 @@ TEST_CASE("cpu conv float32 fast path stays within 1e-5 of float64 on larger sha
 
 // Shapes the random sweep rarely reaches: wide filters over few channels (whole filter rows as
 // one segment, edge pixels packed with zeros, or the whole filter on padded strips, for Conv2D
-// too), several row and column groups, grouped NHWC.
+// too), several row and column groups, grouped NHWC, more than 256 filters or channels.
 TEST_CASE("cpu conv fast paths match float64 on first-layer, wide-filter and grouped shapes", "[cpu][conv]") {
   struct Case {
     i64 n, h, w, c, k, kh, kw, stride, dilation, groups;
@@ -117,7 +117,10 @@ TEST_CASE("cpu conv fast paths match float64 on first-layer, wide-filter and gro
                         {1, 7, 30, 3, 130, 3, 3, 1, 1, 1, ops::Padding::Same},
                         {2, 11, 12, 1, 5, 3, 3, 3, 1, 1, ops::Padding::Same},
                         {4, 5, 5, 1, 1, 1, 1, 1, 1, 1, ops::Padding::Valid},
-                        {40, 6, 7, 1, 48, 3, 3, 1, 1, 1, ops::Padding::Same}};
+                        {40, 6, 7, 1, 48, 3, 3, 1, 1, 1, ops::Padding::Same},
+                        // more than the 256 columns of one task: filters (Conv2D), channels (input gradient)
+                        {1, 6, 7, 20, 300, 3, 3, 1, 1, 1, ops::Padding::Same},
+                        {1, 5, 6, 270, 24, 3, 3, 2, 1, 1, ops::Padding::Same}};
   std::mt19937 rng(2024);
   for (const Case& cs : cases) {
     ops::Conv2DAttrs a;
