@@ -13,6 +13,7 @@
 #include "dagrad/backends/cpu/bf16_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/tap_windows.hpp"
+#include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/core/allocator.hpp"
 
 namespace dagrad::cpu {
@@ -23,8 +24,16 @@ using i64 = std::int64_t;
 using u16 = std::uint16_t;
 using u32 = std::uint32_t;
 
-constexpr i64 kTilesPerTask = 8;   // pixel tiles of kBf16MaxRows per task
-constexpr i64 kColumnGroup = 128;  // output columns per task
+constexpr i64 kTilesPerTask = 8;  // pixel tiles of kBf16MaxRows per task
+
+// Output columns per task: whole rows of up to 256 where the filter panels of that many columns,
+// every tap's, fit half the L2 (1x1 64 -> 256: 1.1x faster than 128), else 128 (3x3 256 -> 256:
+// 256 columns of 9 taps, 1.2 MiB, ran 16% slower). Measured on Zen 5.
+i64 column_group(i64 taps, i64 len, i64 cols) {
+  const double panel_bytes = static_cast<double>(taps) * static_cast<double>((len + 1) / 2) * 256.0 * 4.0;
+  const bool wide = cols > 128 && panel_bytes <= static_cast<double>(cpu_info().l2_bytes) / 2;
+  return wide ? 256 : 128;
+}
 
 const u16* bits(const bfloat16* p) { return reinterpret_cast<const u16*>(p); }
 u16* bits(bfloat16* p) { return reinterpret_cast<u16*>(p); }
@@ -41,10 +50,10 @@ void rows_driver(i64 pixels, i64 len, i64 cols, const u32* panel, i64 tap_stride
   const std::vector<u16> zeros(static_cast<std::size_t>(len + 2), 0);
   const i64 tiles = (pixels + mr - 1) / mr;
   const i64 tile_groups = (tiles + kTilesPerTask - 1) / kTilesPerTask;
-  const i64 col_groups = (cols + kColumnGroup - 1) / kColumnGroup;
+  const i64 group = column_group(taps, len, cols), col_groups = (cols + group - 1) / group;
   tbb::parallel_for(i64{0}, tile_groups * col_groups, [&](i64 task) {
-    const i64 tg = task / col_groups, col0 = (task % col_groups) * kColumnGroup;
-    const i64 ncols = std::min(kColumnGroup, cols - col0);
+    const i64 tg = task / col_groups, col0 = (task % col_groups) * group;
+    const i64 ncols = std::min(group, cols - col0);
     std::vector<const u16*> a(static_cast<std::size_t>(taps * mr));
     std::vector<i64> used_taps(static_cast<std::size_t>(taps));
     std::vector<const u32*> b(static_cast<std::size_t>(taps));  // the used taps' panels

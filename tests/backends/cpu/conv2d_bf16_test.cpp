@@ -204,7 +204,8 @@ bool skip_without_amx() {
 
 // 1 x 1 filters, a single output pixel (a lone pair partner), channels and filters across the
 // 32-row and 32/128-column blocks, pixels across the 256-pixel block and 16-pair steps, channels
-// split into two groups (131: the filter gradient's groups hold at most 128).
+// split into two groups (131: the filter gradient's groups hold at most 128), more than 256
+// filters or channels (Conv2D's and the input gradient's tasks take up to 256 columns).
 std::vector<Case> edge_cases() {
   std::vector<Case> cases;
   for (const auto& [n, hw, c, k, kernel] : std::vector<std::array<i64, 5>>{{1, 1, 7, 17, 1},
@@ -212,7 +213,9 @@ std::vector<Case> edge_cases() {
                                                                            {3, 5, 49, 65, 1},
                                                                            {1, 17, 33, 130, 1},
                                                                            {2, 9, 16, 16, 3},
-                                                                           {2, 4, 131, 20, 3}}) {
+                                                                           {2, 4, 131, 20, 3},
+                                                                           {1, 4, 24, 300, 1},
+                                                                           {1, 4, 300, 24, 3}}) {
     const AttrMap attrs = {{"strides", std::vector<i64>{1, 1, 1, 1}},
                            {"padding", std::string("VALID")},
                            {"dilations", std::vector<i64>{1, 1, 1, 1}},
