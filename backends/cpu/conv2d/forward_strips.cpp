@@ -50,6 +50,18 @@ constexpr i64 kMaxStripFloats = i64{1} << 16;  // 256 KiB
 // the widened form, 5x5x3 1.25x, 7x7x3 1.5x faster).
 constexpr i64 kPairsFromWindow = 48;
 
+// Calls tile(first, count) over `columns` output pixels in tiles of nearly equal size, at most
+// max_rows each: 28 pixels as 4 tiles of 7, not 3 of 8 and a thin one of 4 (too few accumulators
+// to hide the FMA latency).
+template <class Tile>
+void equal_tiles(i64 columns, i64 max_rows, const Tile& tile) {
+  const i64 tiles = (columns + max_rows - 1) / max_rows;
+  for (i64 t = 0; t < tiles; ++t) {
+    const i64 first = columns * t / tiles;  // columns <= a strip's width: no overflow
+    tile(first, columns * (t + 1) / tiles - first);
+  }
+}
+
 }  // namespace
 
 bool conv2d_forward_strips_apply(const Conv2DGeometry& g) {
@@ -90,11 +102,11 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
       fill_strip(g, st, xf, q / g.out_rows, q % g.out_rows, strip.data());
       float* yq = kWiden ? out_row.data() : reinterpret_cast<float*>(y + q * OW * K);
       if (warm_rows) std::fill_n(yq, OW * K, 0.0f);
-      for (i64 ow0 = 0; ow0 < OW; ow0 += tile_rows)
+      equal_tiles(OW, tile_rows, [&](i64 ow0, i64 pixels) {
         for (i64 col0 = 0; col0 < K; col0 += kColumnGroup)
-          mk.grid(static_cast<int>(std::min(tile_rows, OW - ow0)), std::min(kColumnGroup, K - col0),
-                  strip.data() + ow0 * step, offsets, 1, st.row_floats, len, KH, ff + col0, K, yq + ow0 * K + col0, K,
-                  warm_rows);
+          mk.grid(static_cast<int>(pixels), std::min(kColumnGroup, K - col0), strip.data() + ow0 * step, offsets, 1,
+                  st.row_floats, len, KH, ff + col0, K, yq + ow0 * K + col0, K, warm_rows);
+      });
       if constexpr (kWiden) convert_from_float(out_row.data(), y + q * OW * K, OW * K);
     }
   });
@@ -132,11 +144,11 @@ void forward_strips_row_pairs(const Conv2DGeometry& g, const bfloat16* x, const 
         for (i64 v = 0; v < st.row_floats; ++v) w[v] = even[v] | std::uint32_t{odd[v]} << 16;
       }
       std::fill(out_row.begin(), out_row.end(), 0.0f);
-      for (i64 ow0 = 0; ow0 < OW; ow0 += tile_rows)
+      equal_tiles(OW, tile_rows, [&](i64 ow0, i64 pixels) {
         for (i64 col0 = 0; col0 < K; col0 += kColumnGroup)
-          bk.grid(static_cast<int>(std::min(tile_rows, OW - ow0)), std::min(kColumnGroup, K - col0),
-                  words.data() + ow0 * step, offsets, 1, st.row_floats, len, row_pairs, panel.data() + col0, ldy,
-                  out_row.data() + ow0 * K + col0, K);
+          bk.grid(static_cast<int>(pixels), std::min(kColumnGroup, K - col0), words.data() + ow0 * step, offsets, 1,
+                  st.row_floats, len, row_pairs, panel.data() + col0, ldy, out_row.data() + ow0 * K + col0, K);
+      });
       convert_from_float(out_row.data(), y + q * OW * K, OW * K);
     }
   });
