@@ -54,24 +54,48 @@ void rows_driver(i64 pixels, i64 len, i64 cols, const u32* panel, i64 tap_stride
   tbb::parallel_for(i64{0}, tile_groups * col_groups, [&](i64 task) {
     const i64 tg = task / col_groups, col0 = (task % col_groups) * group;
     const i64 ncols = std::min(group, cols - col0);
-    std::vector<const u16*> a(static_cast<std::size_t>(taps * mr));
-    std::vector<i64> used_taps(static_cast<std::size_t>(taps));
     std::vector<const u32*> b(static_cast<std::size_t>(taps));  // the used taps' panels
-    u16* c[mr];
-    for (i64 tile = tg * kTilesPerTask; tile < std::min(tiles, (tg + 1) * kTilesPerTask); ++tile) {
-      const i64 p0 = tile * mr, rows = std::min(mr, pixels - p0);
+    // Tiles in a pipeline of two: the next tile's rows are located before this tile's kernel runs,
+    // and for 1x1 filters prefetched to L2: there each row is read once, straight from memory, and
+    // the hardware prefetcher does not keep up with six rows at once (bf16 1x1 64->256 on Zen 5:
+    // input gradient 1.2x, Conv2D 1.1x faster; 3x3 filters reuse their rows from cache, and
+    // prefetching all nine taps' rows cost 7% there).
+    struct Tile {
+      i64 rows = 0, used = 0;
+      std::vector<const u16*> a;
+      std::vector<i64> taps;
+      u16* c[mr];
+    };
+    Tile now, next;
+    for (Tile* t : {&now, &next}) {
+      t->a.resize(static_cast<std::size_t>(taps * mr));
+      t->taps.resize(static_cast<std::size_t>(taps));
+    }
+    const auto prepare = [&](i64 tile, Tile& t) {
+      const i64 p0 = tile * mr;
+      t.rows = std::min(mr, pixels - p0);
       Window win[mr];
-      for (i64 r = 0; r < rows; ++r) {
+      for (i64 r = 0; r < t.rows; ++r) {
         win[r] = windows.locate(p0 + r);
-        c[r] = out + win[r].pixel * cols;
+        t.c[r] = out + win[r].pixel * cols;
       }
-      const i64 used = tile_rows(windows, win, rows, zeros.data(), a.data(), used_taps.data());
-      if (used == 0) {  // all padding: the outputs are zero
-        for (i64 r = 0; r < rows; ++r) std::fill_n(c[r] + col0, ncols, u16{0});
-        continue;
+      t.used = tile_rows(windows, win, t.rows, zeros.data(), t.a.data(), t.taps.data());
+    };
+    const i64 tile1 = std::min(tiles, (tg + 1) * kTilesPerTask);
+    prepare(tg * kTilesPerTask, now);
+    for (i64 tile = tg * kTilesPerTask; tile < tile1; ++tile) {
+      if (tile + 1 < tile1) {
+        prepare(tile + 1, next);
+        for (i64 i = 0; taps == 1 && i < next.used * next.rows; ++i)
+          for (i64 v = 0; v < len; v += 32) __builtin_prefetch(next.a[static_cast<std::size_t>(i)] + v, 0, 2);
       }
-      for (i64 u = 0; u < used; ++u) b[u] = panel + used_taps[static_cast<std::size_t>(u)] * tap_stride;
-      bk.rows(static_cast<int>(rows), ncols, a.data(), 0, b.data(), col0, used, len, ldb, c, col0);
+      if (now.used == 0) {  // all padding: the outputs are zero
+        for (i64 r = 0; r < now.rows; ++r) std::fill_n(now.c[r] + col0, ncols, u16{0});
+      } else {
+        for (i64 u = 0; u < now.used; ++u) b[u] = panel + now.taps[static_cast<std::size_t>(u)] * tap_stride;
+        bk.rows(static_cast<int>(now.rows), ncols, now.a.data(), 0, b.data(), col0, now.used, len, ldb, now.c, col0);
+      }
+      std::swap(now, next);
     }
   });
 }

@@ -65,6 +65,15 @@ void rows_driver(i64 pixels, i64 len, i64 cols, TapMatrices b, const Windows& wi
         const i64 s = tile - tile0, rows = std::min(mr, pixels - tile * mr),
                   used = tap_count[static_cast<std::size_t>(s)];
         if (used == 0 && j0 > 0) continue;
+        // 1x1 filters read each row once, straight from memory, and the hardware prefetcher does
+        // not keep up with six rows at once: the next tile's rows go to L2 while this one computes
+        // (1x1 64->256 on Zen 5: Conv2D 1.1x, input gradient 1.3x at 1 thread, 1.5x at 2).
+        // 3x3 filters reuse their rows from cache.
+        if (taps == 1 && tile + 1 < tile1) {
+          const float* const* next = a.data() + (s + 1) * taps * mr;
+          for (i64 r = 0; r < std::min(mr, pixels - (tile + 1) * mr); ++r)
+            for (i64 j = 0; j < jn; j += 16) __builtin_prefetch(next[r] + j0 + j, 0, 2);
+        }
         // Taps go in batches of kMaxTaps; the first batch of the first block starts from zero.
         for (i64 t0 = 0; t0 < std::max<i64>(used, 1); t0 += kMaxTaps) {
           const i64 tn = std::min<i64>(kMaxTaps, used - t0);
