@@ -60,6 +60,16 @@ void filter_pair_walk(const ops::Conv2DGeometry& g, const bfloat16* x, const bfl
     i64 ih0[kPixelBlock], iw0[kPixelBlock], image[kPixelBlock];  // per pixel of the block
     for (i64 pb = rows * chunk / chunks * g.out_cols; pb < p_end; pb += kPixelBlock) {
       const i64 pn = std::min(p_end - pb, kPixelBlock);
+      // 1x1 filters read each dy row once, straight from memory: the next block's rows go to L2
+      // while this one is packed and multiplied (bf16 1x1 64->256 on Zen 5: 1.07x at 1 thread,
+      // 1.14x at 2).
+      if (taps == 1) {
+        const i64 qn = std::min(p_end - pb - pn, kPixelBlock);
+        for (i64 i = 0; i < qn; ++i) {
+          const u16* yrow = dyb + (pb + pn + i) * K + task.k0;
+          for (i64 k = 0; k < task.kn; k += 32) __builtin_prefetch(yrow + k, 0, 2);
+        }
+      }
       // Window origins once per block (the divisions cost as much as a tap's products otherwise).
       for (i64 i = 0; i < pn; ++i) {
         const i64 p = pb + i, n = p / per_image, oh = p % per_image / g.out_cols, ow = p % g.out_cols;
