@@ -300,8 +300,11 @@ TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain pic
       {fixed_case("NCHW", "SAME", 2, 6, 40, 32, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_fast", "nchw_fast",
        "nchw_slabs"},
       {fixed_case("NCHW", "SAME", 2, 6, 40, 1, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_fast", "nchw_fast", "strips"},
-      // Narrow NCHW images: nchw_fast's panel bound sends Conv2D and the input gradient to generic.
-      {fixed_case("NCHW", "SAME", 2, 9, 9, 32, 16, 3, 3, 1, 1, 1), DType::Float32, "generic", "generic", "nchw_slabs"},
+      // Narrow NCHW images take nchw_fast too (its panel bound counts the real pads); a stride above
+      // its cap of 64 sends Conv2D and the input gradient to generic.
+      {fixed_case("NCHW", "SAME", 2, 9, 9, 32, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_fast", "nchw_fast",
+       "nchw_slabs"},
+      {fixed_case("NCHW", "SAME", 2, 9, 9, 32, 16, 3, 3, 65, 1, 1), DType::Float32, "generic", "generic", "nchw_slabs"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::Float64, "generic", "generic", "generic"},
       // The input gradient scans input positions, only 16 here.
       {big_pads(), DType::Float32, "generic", "nhwc_fast", "generic"},
