@@ -1,6 +1,6 @@
 // Picks the widest conversion set the CPU runs (isa/convert_avx512.cpp, with or without AVX-512
-// BF16's rounding instruction; isa/convert_f16c.cpp; or Eigen's scalar casts) and converts in parallel blocks of fixed
-// size.
+// BF16's rounding instruction; isa/convert_f16c.cpp; or Eigen's scalar casts) and converts in
+// parallel blocks of fixed size.
 #include "dagrad/backends/cpu/convert.hpp"
 
 #include <algorithm>

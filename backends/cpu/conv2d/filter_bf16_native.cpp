@@ -12,6 +12,7 @@
 #include "dagrad/backends/cpu/bf16_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/filter_pair_walk.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
 #include "dagrad/backends/cpu/cpu_info.hpp"
 
 namespace dagrad::cpu {
@@ -89,13 +90,11 @@ void conv2d_backprop_filter_bf16(const Conv2DGeometry& g, const bfloat16* x, con
       bk.pack_pairs(xs, task.c0, m, task.cn, p.x.data(), task.cn);
       float* dt = task.d + t * C * K;
       // Channel tiles of nearly equal height: 32 channels as 6 tiles of 5-6 rows, not 5 of 6 and a
-      // 2-row tile that loads the same dy panel for a third of the work per load.
-      const i64 tiles = (task.cn + kBf16MaxRows - 1) / kBf16MaxRows;
-      for (i64 tile = 0; tile < tiles; ++tile) {
-        const i64 c = task.cn * tile / tiles, mr = task.cn * (tile + 1) / tiles - c;
+      // 2-row tile, latency-bound on vdpbf16ps.
+      equal_tiles(task.cn, kBf16MaxRows, [&](i64 c, i64 mr) {
         bk.pairs(static_cast<int>(mr), task.kn, p.x.data() + c, task.cn, p.y.data(), kpad, (m + 1) / 2,
                  dt + (task.c0 + c) * K + task.k0, K);
-      }
+      });
     };
   });
 }

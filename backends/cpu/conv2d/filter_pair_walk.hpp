@@ -19,6 +19,7 @@
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
+#include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
 
 namespace dagrad::cpu {
 
@@ -65,10 +66,7 @@ void filter_pair_walk(const ops::Conv2DGeometry& g, const bfloat16* x, const bfl
       // 1.14x at 2).
       if (taps == 1) {
         const i64 qn = std::min(p_end - pb - pn, kPixelBlock);
-        for (i64 i = 0; i < qn; ++i) {
-          const u16* yrow = dyb + (pb + pn + i) * K + task.k0;
-          for (i64 k = 0; k < task.kn; k += 32) __builtin_prefetch(yrow + k, 0, 2);
-        }
+        for (i64 i = 0; i < qn; ++i) prefetch_to_l2(dyb + (pb + pn + i) * K + task.k0, task.kn * i64{sizeof(u16)});
       }
       // Window origins once per block (the divisions cost as much as a tap's products otherwise).
       for (i64 i = 0; i < pn; ++i) {

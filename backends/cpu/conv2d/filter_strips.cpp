@@ -27,6 +27,7 @@
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
 #include "dagrad/backends/cpu/conv2d/strips.hpp"
+#include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -175,11 +176,9 @@ void strips_filter_gradient(const Conv2DGeometry& g, const T* x, const T* dy, T*
       block.load(x, dy, q, nq);
       for (i64 c0 = 0; c0 < K; c0 += kFilterColumns) {
         const i64 cn = std::min(kFilterColumns, K - c0);
-        const i64 cap = block.max_rows(cn), tiles = (rows + cap - 1) / cap;
-        for (i64 tile = 0; tile < tiles; ++tile) {  // tiles of nearly equal height
-          const i64 a = rows * tile / tiles, b = rows * (tile + 1) / tiles;
-          block.accumulate(static_cast<int>(b - a), c0, cn, offset.data() + a, nq, d + a * K + c0);
-        }
+        equal_tiles(rows, block.max_rows(cn), [&](i64 a, i64 mr) {
+          block.accumulate(static_cast<int>(mr), c0, cn, offset.data() + a, nq, d + a * K + c0);
+        });
       }
     }
   });

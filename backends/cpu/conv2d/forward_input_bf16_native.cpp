@@ -13,6 +13,7 @@
 #include "dagrad/backends/cpu/bf16_kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/tap_windows.hpp"
+#include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
 #include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/core/allocator.hpp"
 
@@ -87,7 +88,7 @@ void rows_driver(i64 pixels, i64 len, i64 cols, const u32* panel, i64 tap_stride
       if (tile + 1 < tile1) {
         prepare(tile + 1, next);
         for (i64 i = 0; taps == 1 && i < next.used * next.rows; ++i)
-          for (i64 v = 0; v < len; v += 32) __builtin_prefetch(next.a[static_cast<std::size_t>(i)] + v, 0, 2);
+          prefetch_to_l2(next.a[static_cast<std::size_t>(i)], len * i64{sizeof(u16)});
       }
       if (now.used == 0) {  // all padding: the outputs are zero
         for (i64 r = 0; r < now.rows; ++r) std::fill_n(now.c[r] + col0, ncols, u16{0});

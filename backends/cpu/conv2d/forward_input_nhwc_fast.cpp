@@ -10,6 +10,7 @@
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/tap_windows.hpp"
+#include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -72,7 +73,7 @@ void rows_driver(i64 pixels, i64 len, i64 cols, TapMatrices b, const Windows& wi
         if (taps == 1 && tile + 1 < tile1) {
           const float* const* next = a.data() + (s + 1) * taps * mr;
           for (i64 r = 0; r < std::min(mr, pixels - (tile + 1) * mr); ++r)
-            for (i64 j = 0; j < jn; j += 16) __builtin_prefetch(next[r] + j0 + j, 0, 2);
+            prefetch_to_l2(next[r] + j0, jn * i64{sizeof(float)});
         }
         // Taps go in batches of kMaxTaps; the first batch of the first block starts from zero.
         for (i64 t0 = 0; t0 < std::max<i64>(used, 1); t0 += kMaxTaps) {

@@ -32,6 +32,7 @@
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/paths.hpp"
 #include "dagrad/backends/cpu/conv2d/strips.hpp"
+#include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
 #include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
@@ -49,18 +50,6 @@ constexpr i64 kMaxStripFloats = i64{1} << 16;  // 256 KiB
 // and stored once, so short windows gain nothing (measured on Zen 5: 3x3x3 and 5x5x1 as fast as
 // the widened form, 5x5x3 1.25x, 7x7x3 1.5x faster).
 constexpr i64 kPairsFromWindow = 48;
-
-// Calls tile(first, count) over `columns` output pixels in tiles of nearly equal size, at most
-// max_rows each: 28 pixels as 4 tiles of 7, not 3 of 8 and a thin one of 4 (too few accumulators
-// to hide the FMA latency).
-template <class Tile>
-void equal_tiles(i64 columns, i64 max_rows, const Tile& tile) {
-  const i64 tiles = (columns + max_rows - 1) / max_rows;
-  for (i64 t = 0; t < tiles; ++t) {
-    const i64 first = columns * t / tiles;  // columns <= a strip's width: no overflow
-    tile(first, columns * (t + 1) / tiles - first);
-  }
-}
 
 }  // namespace
 
