@@ -79,10 +79,15 @@ void conv2d_forward_strips_with(const ops::Conv2DGeometry& g, const float* x, co
 bool conv2d_input_col2im_applies(const ops::Conv2DGeometry& g);
 void conv2d_backprop_input_col2im(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 
-// The float32 NCHW filter gradient on slabs of images transposed to NHWC, each then dispatched
-// as an NHWC filter gradient (filter_nchw_slabs.cpp).
-// Where one image of x and dy fits the slab cap (else the generic path reads NCHW in place).
-bool conv2d_filter_nchw_slabs_apply(const ops::Conv2DGeometry& g);
+// The NCHW ops on slabs of images transposed to NHWC, each then run by the NHWC dispatch
+// (nchw_slabs.cpp): Conv2D and the input gradient in their own dtype (transposed back), the filter
+// gradient in float32 (slab partials added in slab order). Where one image of both activations
+// fits the slab cap (else the generic path reads NCHW in place).
+bool conv2d_nchw_slabs_apply(const ops::Conv2DGeometry& g);
+template <class T>
+void conv2d_forward_nchw_slabs(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y);
+template <class T>
+void conv2d_backprop_input_nchw_slabs(const ops::Conv2DGeometry& g, const T* f, const T* dy, T* dx);
 void conv2d_backprop_filter_nchw_slabs(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
 // The float32 NHWC depthwise paths (groups = in_depth > 1, filter_in_depth = 1, any channel
@@ -119,7 +124,7 @@ void conv2d_backprop_input_bf16(const ops::Conv2DGeometry& g, const bfloat16* f,
 
 // The float32 NCHW fast paths of Conv2D and its input gradient (forward_input_nchw_fast.cpp; any
 // stride, dilation, padding and groups, depthwise included; the filter gradient runs on the NHWC
-// kernels, filter_nchw_slabs.cpp): direct convolutions vectorised along the contiguous column axis
+// kernels, nchw_slabs.cpp): direct convolutions vectorised along the contiguous column axis
 // on the micro-kernels of nchw_microkernels.hpp, reading per-task panels (nchw_panel.hpp), no
 // whole-tensor transposes and no im2col. Workspace: the filter repacked once per call, per-thread
 // panels of a few rows; results do not depend on the thread count. Applies to NCHW without an

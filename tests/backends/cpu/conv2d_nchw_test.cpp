@@ -1,4 +1,4 @@
-// The float32 NCHW fast conv kernels (conv2d/kernels.hpp; the filter gradient on NHWC slabs), called directly so
+// The float32 NCHW conv kernels (conv2d/kernels.hpp: nchw_fast; nchw_slabs, on the NHWC paths), called directly so
 // the path is certain, against the float64 reference kernel through run_op on a random sweep of strides, dilations,
 // paddings, groups (1, 2, C) and odd sizes with column tails; half/bfloat16 through the registered cpu kernels; bitwise
 // determinism for 1, 2 and 3 threads.
@@ -78,22 +78,37 @@ std::vector<Tensor> op_inputs(const char* op, const Tensor& x, const Tensor& f, 
   return std::string(op) == "Conv2D" ? std::vector<Tensor>{x, f} : std::vector<Tensor>{x, f, dy};
 }
 
-// The fast NCHW kernel of `op` on float32 tensors, called directly.
-Tensor run_fast(const char* op, const NchwCase& c, const Tensor& x, const Tensor& f, const Tensor& dy) {
+// The NCHW kernels a float32 call may take, called directly so the path is certain: nchw_fast
+// (Conv2D and the input gradient) and nchw_slabs (all three; the NHWC dispatch inside).
+enum class Kernel { Fast, Slabs };
+const char* kernel_name(Kernel k) { return k == Kernel::Fast ? "nchw_fast" : "nchw_slabs"; }
+
+Tensor run_kernel(const char* op, Kernel kernel, const ops::Conv2DGeometry& g, const Tensor& x, const Tensor& f,
+                  const Tensor& dy) {
   const std::string name = op;
+  const bool fast = kernel == Kernel::Fast;
   if (name == "Conv2D") {
-    Tensor y = Tensor::full(DType::Float32, c.output, -7.0);  // garbage that must be overwritten
-    cpu::conv2d_forward_fast_nchw(c.g, x.data<float>(), f.data<float>(), y.data<float>());
+    Tensor y = Tensor::full(DType::Float32, dy.shape(), -7.0);  // garbage that must be overwritten
+    (fast ? cpu::conv2d_forward_fast_nchw : cpu::conv2d_forward_nchw_slabs<float>)(g, x.data<float>(), f.data<float>(),
+                                                                                   y.data<float>());
     return y;
   }
   if (name == "Conv2DBackpropInputV2") {
-    Tensor dx = Tensor::full(DType::Float32, c.input, -7.0);
-    cpu::conv2d_backprop_input_fast_nchw(c.g, f.data<float>(), dy.data<float>(), dx.data<float>());
+    Tensor dx = Tensor::full(DType::Float32, x.shape(), -7.0);
+    (fast ? cpu::conv2d_backprop_input_fast_nchw
+          : cpu::conv2d_backprop_input_nchw_slabs<float>)(g, f.data<float>(), dy.data<float>(), dx.data<float>());
     return dx;
   }
-  Tensor df = Tensor::full(DType::Float32, c.filter, -7.0);
-  cpu::conv2d_backprop_filter_nchw_slabs(c.g, x.data<float>(), dy.data<float>(), df.data<float>());
+  REQUIRE(!fast);  // the filter gradient has slabs only
+  Tensor df = Tensor::full(DType::Float32, f.shape(), -7.0);
+  cpu::conv2d_backprop_filter_nchw_slabs(g, x.data<float>(), dy.data<float>(), df.data<float>());
   return df;
+}
+
+// The kernels of `op` in the table above.
+std::vector<Kernel> kernels_of(const char* op) {
+  return std::string(op) == "Conv2DBackpropFilterV2" ? std::vector<Kernel>{Kernel::Slabs}
+                                                     : std::vector<Kernel>{Kernel::Fast, Kernel::Slabs};
 }
 
 // Largest |got - want| relative to the largest |want|.
@@ -122,11 +137,12 @@ Tensor reference(const char* op, const NchwCase& c, const Operands& o) {
 
 void check_float32(std::mt19937_64& rng, const NchwCase& c) {
   const Operands o = random_operands(rng, c, DType::Float32);
-  for (const char* op : kOps) {
-    const double err = relative_error(run_fast(op, c, o.x, o.f, o.dy), reference(op, c, o));
-    INFO(op << " " << c.text << " relative error " << err);
-    REQUIRE(err <= 1e-5);
-  }
+  for (const char* op : kOps)
+    for (const Kernel kernel : kernels_of(op)) {
+      const double err = relative_error(run_kernel(op, kernel, c.g, o.x, o.f, o.dy), reference(op, c, o));
+      INFO(op << " " << kernel_name(kernel) << " " << c.text << " relative error " << err);
+      REQUIRE(err <= 1e-5);
+    }
 }
 
 }  // namespace
@@ -139,6 +155,28 @@ TEST_CASE("cpu NCHW fast conv kernels match the float64 reference on random smal
 TEST_CASE("cpu NCHW fast conv kernels match the float64 reference with several channel blocks", "[cpu][conv]") {
   std::mt19937_64 rng(77);
   for (int trial = 0; trial < 4; ++trial) check_float32(rng, random_case(rng, true));
+}
+
+TEST_CASE("cpu NCHW slabs of one image each match the float64 reference", "[cpu][conv]") {
+  // 128 x 90 x 90 inputs are a slab each (over 2^20 floats with the output): three slabs, the
+  // filter gradient adding its partial filters, the outputs transposed back image by image.
+  const AttrMap attrs = {{"strides", spatial("NCHW", 2, 2)},
+                         {"dilations", spatial("NCHW", 1, 1)},
+                         {"padding", std::string("SAME")},
+                         {"explicit_paddings", std::vector<i64>{}},
+                         {"data_format", std::string("NCHW")}};
+  const Shape input{3, 128, 90, 90}, filter{3, 3, 128, 8};
+  NchwCase c{attrs,   ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", attrs), input, filter),
+             input,   filter,
+             Shape{}, "input [3,128,90,90] filter [3,3,128,8] strides 2 SAME"};
+  c.output = Shape{3, 8, c.g.out_rows, c.g.out_cols};
+  std::mt19937_64 rng(90);
+  const Operands o = random_operands(rng, c, DType::Float32);
+  for (const char* op : kOps) {
+    const double err = relative_error(run_kernel(op, Kernel::Slabs, c.g, o.x, o.f, o.dy), reference(op, c, o));
+    INFO(op << " relative error " << err);
+    REQUIRE(err <= 1e-5);
+  }
 }
 
 TEST_CASE("cpu NCHW conv in half and bfloat16 stays near the float64 reference", "[cpu][conv]") {
@@ -165,19 +203,20 @@ TEST_CASE("cpu NCHW fast conv kernels give the same bits for 1, 2 and 3 threads"
   for (int trial = 0; trial < 4; ++trial) {
     const NchwCase c = random_case(rng, true);
     const Operands o = random_operands(rng, c, DType::Float32);
-    for (const char* op : kOps) {
-      Tensor first;
-      for (int threads : {1, 2, 3}) {
-        Tensor got;
-        tbb::task_arena(threads).execute([&] { got = run_fast(op, c, o.x, o.f, o.dy); });
-        if (threads == 1) {
-          first = got;
-          continue;
+    for (const char* op : kOps)
+      for (const Kernel kernel : kernels_of(op)) {
+        Tensor first;
+        for (int threads : {1, 2, 3}) {
+          Tensor got;
+          tbb::task_arena(threads).execute([&] { got = run_kernel(op, kernel, c.g, o.x, o.f, o.dy); });
+          if (threads == 1) {
+            first = got;
+            continue;
+          }
+          INFO(op << " " << kernel_name(kernel) << " " << c.text << " threads " << threads);
+          REQUIRE(std::memcmp(got.raw_data(), first.raw_data(), static_cast<std::size_t>(got.num_elements()) * 4) == 0);
         }
-        INFO(op << " " << c.text << " threads " << threads);
-        REQUIRE(std::memcmp(got.raw_data(), first.raw_data(), static_cast<std::size_t>(got.num_elements()) * 4) == 0);
       }
-    }
   }
 }
 

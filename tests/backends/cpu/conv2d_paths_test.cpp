@@ -224,13 +224,13 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
     CHECK(e.code() == Code::InvalidArgument);
     CHECK(std::string(e.what()) ==
           "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, amx, bf16_native, strips, "
-          "nhwc_fast, nchw_fast, generic");
+          "nhwc_fast, nchw_slabs, nchw_fast, generic");
   }
   CHECK_THAT(error_of([&] {
                run_op("Conv2D", {xc, f}, attrs_c, {.kernel_path = "nhwc_fast"});
              }),
              Contains("Conv2D: kernel path 'nhwc_fast' does not apply to this call (float NCHW, input [1,4,6,40], "
-                      "filter [3,3,4,8], groups 1); the paths that apply: nchw_fast, generic"));
+                      "filter [3,3,4,8], groups 1); the paths that apply: nchw_slabs, nchw_fast, generic"));
   const Tensor x64 = x.cast(DType::Float64), f64 = f.cast(DType::Float64);
   CHECK_THAT(error_of([&] {
                run_op("Conv2D", {x64, f64}, attrs, {.kernel_path = "nhwc_fast"});
@@ -243,7 +243,7 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
                run_op("Conv2DBackpropInput", {sizes, f, dy}, attrs, {.kernel_path = "strips"});
              }),
              Contains("Conv2DBackpropInput: unknown kernel path 'strips'; the paths of Conv2DBackpropInput are "
-                      "depthwise, amx, bf16_native, col2im, nhwc_fast, nchw_fast, generic"));
+                      "depthwise, amx, bf16_native, col2im, nhwc_fast, nchw_slabs, nchw_fast, generic"));
   CHECK_THAT(error_of([&] {
                run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.kernel_path = "nchw_slabs"});
              }),
@@ -297,14 +297,17 @@ TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain pic
               : "nhwc_fast"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 4), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
-      {fixed_case("NCHW", "SAME", 2, 6, 40, 32, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_fast", "nchw_fast",
+      // NCHW runs through the NHWC rows where one of them takes the call (nchw_slabs), in its own
+      // dtype; nchw_fast keeps the groups too thin for nhwc_fast and the first layers' input gradient.
+      {fixed_case("NCHW", "SAME", 2, 6, 40, 32, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_slabs", "nchw_slabs",
        "nchw_slabs"},
-      {fixed_case("NCHW", "SAME", 2, 6, 40, 1, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_fast", "nchw_fast", "strips"},
-      // Narrow NCHW images take nchw_fast too (its panel bound counts the real pads); a stride above
-      // its cap of 64 sends Conv2D and the input gradient to generic.
-      {fixed_case("NCHW", "SAME", 2, 9, 9, 32, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_fast", "nchw_fast",
+      {fixed_case("NCHW", "SAME", 2, 6, 40, 32, 16, 3, 3, 1, 1, 1), DType::BFloat16, "nchw_slabs", "nchw_slabs",
        "nchw_slabs"},
-      {fixed_case("NCHW", "SAME", 2, 9, 9, 32, 16, 3, 3, 65, 1, 1), DType::Float32, "generic", "generic", "nchw_slabs"},
+      {fixed_case("NCHW", "SAME", 2, 6, 40, 1, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_slabs", "nchw_fast", "strips"},
+      {fixed_case("NCHW", "SAME", 2, 9, 9, 8, 8, 3, 3, 1, 1, 4), DType::Float32, "nchw_fast", "nchw_fast",
+       "nchw_slabs"},
+      {fixed_case("NCHW", "SAME", 2, 9, 9, 32, 16, 3, 3, 65, 1, 1), DType::Float32, "nchw_slabs", "nchw_slabs",
+       "nchw_slabs"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::Float64, "generic", "generic", "generic"},
       // The input gradient scans input positions, only 16 here.
       {big_pads(), DType::Float32, "generic", "nhwc_fast", "generic"},
