@@ -79,6 +79,12 @@ void conv2d_forward_strips_with(const ops::Conv2DGeometry& g, const float* x, co
 bool conv2d_input_col2im_applies(const ops::Conv2DGeometry& g);
 void conv2d_backprop_input_col2im(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 
+// NCHW 1x1 convolutions without strides or padding (groups = 1) as one GEMM per image on the
+// layout as it is (forward_input_nchw_pointwise.cpp).
+bool conv2d_nchw_pointwise_applies(const ops::Conv2DGeometry& g);
+void conv2d_forward_nchw_pointwise(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
+void conv2d_backprop_input_nchw_pointwise(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
+
 // The NCHW ops on slabs of images transposed to NHWC, each then run by the NHWC dispatch
 // (nchw_slabs.cpp): Conv2D and the input gradient in their own dtype (transposed back), the filter
 // gradient in float32 (slab partials added in slab order). Where one image of both activations

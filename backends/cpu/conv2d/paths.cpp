@@ -111,6 +111,7 @@ bool nchw_slabs_row(const Conv2DGeometry& g) {
   const auto first = std::find_if(rows.begin(), rows.end() - 1, [&](const ConvPath& row) { return row.applies(nhwc); });
   return first != rows.end() - 1 && first->name != "col2im";
 }
+bool nchw_pointwise_row(const Conv2DGeometry& g) { return conv2d_nchw_pointwise_applies(g); }
 bool always(const Conv2DGeometry&) { return true; }
 
 // A float32 kernel of op run on T inputs a, b: in place for float32, else widened (workspace: the
@@ -136,6 +137,13 @@ constexpr ConvPath float_row(std::string_view name, bool (*applies)(const Conv2D
   return {name, applies, finite, widened<op, fast, half>, widened<op, fast, bfloat16>, fast, nullptr};
 }
 
+// The NCHW pointwise GEMM claims half and float32, not bfloat16: widened, it ran the 1x1 64 -> 256
+// layer of the bench at 20-26 ms where nchw_slabs on the native bfloat16 kernels took 11-15 (Zen 5).
+template <ConvOp op, FloatKernel fast>
+constexpr ConvPath pointwise_row() {
+  return {"nchw_pointwise", nchw_pointwise_row, FiniteRule::None, widened<op, fast, half>, nullptr, fast, nullptr};
+}
+
 constexpr ConvOp kF = ConvOp::Forward, kI = ConvOp::BackpropInput, kW = ConvOp::BackpropFilter;
 
 constexpr ConvPath kForward[] = {
@@ -146,7 +154,9 @@ constexpr ConvPath kForward[] = {
     {"strips", forward_strips_row, FiniteRule::FilterIfPadded, conv2d_forward_strips<half>,
      conv2d_forward_strips<bfloat16>, conv2d_forward_strips<float>},
     float_row<kF, conv2d_forward_fast>("nhwc_fast", nhwc_fast_row<kF>, FiniteRule::FilterIfPadded),
-    // NCHW: through the NHWC rows in the call's dtype, whose own finite rules then hold.
+    // NCHW. Pointwise: no padding, and its column tails run single floats: no finite rule.
+    pointwise_row<kF, conv2d_forward_nchw_pointwise>(),
+    // Through the NHWC rows in the call's dtype, whose own finite rules then hold.
     {"nchw_slabs", nchw_slabs_row<kF>, FiniteRule::None, conv2d_forward_nchw_slabs<half>,
      conv2d_forward_nchw_slabs<bfloat16>, conv2d_forward_nchw_slabs<float>},
     float_row<kF, conv2d_forward_fast_nchw>("nchw_fast", nchw_fast_row<kF>, FiniteRule::FilterIfPadded),
@@ -160,6 +170,7 @@ constexpr ConvPath kBackpropInput[] = {
     // First layers; only real terms are added, so no finite rule.
     float_row<kI, conv2d_backprop_input_col2im>("col2im", input_col2im_row, FiniteRule::None),
     float_row<kI, conv2d_backprop_input_fast>("nhwc_fast", nhwc_fast_row<kI>, FiniteRule::FilterIfMissed),
+    pointwise_row<kI, conv2d_backprop_input_nchw_pointwise>(),
     {"nchw_slabs", nchw_slabs_row<kI>, FiniteRule::None, conv2d_backprop_input_nchw_slabs<half>,
      conv2d_backprop_input_nchw_slabs<bfloat16>, conv2d_backprop_input_nchw_slabs<float>},
     float_row<kI, conv2d_backprop_input_fast_nchw>("nchw_fast", nchw_fast_row<kI>, FiniteRule::FilterIfMissed),

@@ -80,26 +80,31 @@ std::vector<Tensor> op_inputs(const char* op, const Tensor& x, const Tensor& f, 
 
 // The NCHW kernels a float32 call may take, called directly so the path is certain: nchw_fast
 // (Conv2D and the input gradient) and nchw_slabs (all three; the NHWC dispatch inside).
-enum class Kernel { Fast, Slabs };
-const char* kernel_name(Kernel k) { return k == Kernel::Fast ? "nchw_fast" : "nchw_slabs"; }
+enum class Kernel { Fast, Slabs, Pointwise };
+const char* kernel_name(Kernel k) {
+  return k == Kernel::Fast ? "nchw_fast" : k == Kernel::Slabs ? "nchw_slabs" : "nchw_pointwise";
+}
 
 Tensor run_kernel(const char* op, Kernel kernel, const ops::Conv2DGeometry& g, const Tensor& x, const Tensor& f,
                   const Tensor& dy) {
   const std::string name = op;
-  const bool fast = kernel == Kernel::Fast;
+  using FloatKernel = void (*)(const ops::Conv2DGeometry&, const float*, const float*, float*);
+  const auto pick = [&](FloatKernel fast, FloatKernel slabs, FloatKernel pointwise) {
+    return kernel == Kernel::Fast ? fast : kernel == Kernel::Slabs ? slabs : pointwise;
+  };
   if (name == "Conv2D") {
     Tensor y = Tensor::full(DType::Float32, dy.shape(), -7.0);  // garbage that must be overwritten
-    (fast ? cpu::conv2d_forward_fast_nchw : cpu::conv2d_forward_nchw_slabs<float>)(g, x.data<float>(), f.data<float>(),
-                                                                                   y.data<float>());
+    pick(cpu::conv2d_forward_fast_nchw, cpu::conv2d_forward_nchw_slabs<float>, cpu::conv2d_forward_nchw_pointwise)(
+        g, x.data<float>(), f.data<float>(), y.data<float>());
     return y;
   }
   if (name == "Conv2DBackpropInputV2") {
     Tensor dx = Tensor::full(DType::Float32, x.shape(), -7.0);
-    (fast ? cpu::conv2d_backprop_input_fast_nchw
-          : cpu::conv2d_backprop_input_nchw_slabs<float>)(g, f.data<float>(), dy.data<float>(), dx.data<float>());
+    pick(cpu::conv2d_backprop_input_fast_nchw, cpu::conv2d_backprop_input_nchw_slabs<float>,
+         cpu::conv2d_backprop_input_nchw_pointwise)(g, f.data<float>(), dy.data<float>(), dx.data<float>());
     return dx;
   }
-  REQUIRE(!fast);  // the filter gradient has slabs only
+  REQUIRE(kernel == Kernel::Slabs);  // the filter gradient has slabs only
   Tensor df = Tensor::full(DType::Float32, f.shape(), -7.0);
   cpu::conv2d_backprop_filter_nchw_slabs(g, x.data<float>(), dy.data<float>(), df.data<float>());
   return df;
@@ -176,6 +181,52 @@ TEST_CASE("cpu NCHW slabs of one image each match the float64 reference", "[cpu]
     const double err = relative_error(run_kernel(op, Kernel::Slabs, c.g, o.x, o.f, o.dy), reference(op, c, o));
     INFO(op << " relative error " << err);
     REQUIRE(err <= 1e-5);
+  }
+}
+
+TEST_CASE("cpu NCHW pointwise GEMM matches the float64 reference, the same bits for 1, 2 and 3 threads",
+          "[cpu][conv]") {
+  // Reductions of one, two and three blocks of 128 (C for Conv2D, K for the input gradient),
+  // row tiles and groups with tails, pixel counts with vector and float tails, one pixel.
+  const std::array<std::array<i64, 5>, 5> shapes{{
+      {2, 150, 13, 9, 7},   // N, C, K, H, W
+      {1, 7, 130, 5, 13},   //
+      {3, 64, 50, 1, 1},    //
+      {1, 300, 70, 8, 8},   //
+      {2, 20, 290, 4, 17},  //
+  }};
+  std::mt19937_64 rng(11);
+  for (const auto& [n, ch, k, h, w] : shapes) {
+    const AttrMap attrs = {{"strides", spatial("NCHW", 1, 1)},
+                           {"dilations", spatial("NCHW", 1, 1)},
+                           {"padding", std::string("VALID")},
+                           {"explicit_paddings", std::vector<i64>{}},
+                           {"data_format", std::string("NCHW")}};
+    const Shape input{n, ch, h, w}, filter{1, 1, ch, k};
+    NchwCase c{attrs,
+               ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", attrs), input, filter),
+               input,
+               filter,
+               Shape{n, k, h, w},
+               str_cat("input ", input.to_string(), " filter ", filter.to_string())};
+    REQUIRE(cpu::conv2d_nchw_pointwise_applies(c.g));
+    const Operands o = random_operands(rng, c, DType::Float32);
+    for (const char* op : {"Conv2D", "Conv2DBackpropInputV2"}) {
+      Tensor first;
+      for (int threads : {1, 2, 3}) {
+        Tensor got;
+        tbb::task_arena(threads).execute([&] { got = run_kernel(op, Kernel::Pointwise, c.g, o.x, o.f, o.dy); });
+        INFO(op << " " << c.text << " threads " << threads);
+        if (threads == 1) {
+          const double err = relative_error(got, reference(op, c, o));
+          INFO("relative error " << err);
+          REQUIRE(err <= 1e-5);
+          first = got;
+          continue;
+        }
+        REQUIRE(std::memcmp(got.raw_data(), first.raw_data(), static_cast<std::size_t>(got.num_elements()) * 4) == 0);
+      }
+    }
   }
 }
 

@@ -111,6 +111,9 @@ std::vector<testing::ConvCase> sweep_cases() {
   cases.push_back(fixed_case("NCHW", "SAME", 2, 6, 40, 16, 24, 3, 3, 1, 1, 1));
   cases.push_back(fixed_case("NCHW", "EXPLICIT", 1, 7, 64, 6, 12, 3, 3, 2, 1, 2));
   cases.push_back(fixed_case("NCHW", "VALID", 2, 5, 48, 6, 6, 3, 3, 1, 2, 6));
+  // Pointwise: reduction blocks of 128 and a tail (C = 150 / K = 130), pixel tails (63, 65).
+  cases.push_back(fixed_case("NCHW", "VALID", 2, 9, 7, 150, 13, 1, 1, 1, 1, 1));
+  cases.push_back(fixed_case("NCHW", "SAME", 1, 5, 13, 7, 130, 1, 1, 1, 1, 1));
   return cases;
 }
 
@@ -224,7 +227,7 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
     CHECK(e.code() == Code::InvalidArgument);
     CHECK(std::string(e.what()) ==
           "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, amx, bf16_native, strips, "
-          "nhwc_fast, nchw_slabs, nchw_fast, generic");
+          "nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, generic");
   }
   CHECK_THAT(error_of([&] {
                run_op("Conv2D", {xc, f}, attrs_c, {.kernel_path = "nhwc_fast"});
@@ -239,11 +242,12 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
   // The backprop ops name themselves, V1 included; strips is no path of the input gradient.
   const Tensor dy = random_tensor(Shape{1, 6, 6, 8}, DType::Float32, rng);
   const Tensor sizes = Tensor::from_values<std::int32_t>(Shape{4}, {1, 6, 6, 4});
-  CHECK_THAT(error_of([&] {
-               run_op("Conv2DBackpropInput", {sizes, f, dy}, attrs, {.kernel_path = "strips"});
-             }),
-             Contains("Conv2DBackpropInput: unknown kernel path 'strips'; the paths of Conv2DBackpropInput are "
-                      "depthwise, amx, bf16_native, col2im, nhwc_fast, nchw_slabs, nchw_fast, generic"));
+  CHECK_THAT(
+      error_of([&] {
+        run_op("Conv2DBackpropInput", {sizes, f, dy}, attrs, {.kernel_path = "strips"});
+      }),
+      Contains("Conv2DBackpropInput: unknown kernel path 'strips'; the paths of Conv2DBackpropInput are "
+               "depthwise, amx, bf16_native, col2im, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, generic"));
   CHECK_THAT(error_of([&] {
                run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.kernel_path = "nchw_slabs"});
              }),
@@ -308,6 +312,13 @@ TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain pic
        "nchw_slabs"},
       {fixed_case("NCHW", "SAME", 2, 9, 9, 32, 16, 3, 3, 65, 1, 1), DType::Float32, "nchw_slabs", "nchw_slabs",
        "nchw_slabs"},
+      // 1x1 without strides: one GEMM per image in place.
+      {fixed_case("NCHW", "VALID", 2, 9, 9, 32, 16, 1, 1, 1, 1, 1), DType::Float32, "nchw_pointwise", "nchw_pointwise",
+       "strips"},
+      {fixed_case("NCHW", "VALID", 2, 9, 9, 32, 16, 1, 1, 1, 1, 1), DType::BFloat16, "nchw_slabs", "nchw_slabs",
+       "strips"},
+      {fixed_case("NCHW", "VALID", 2, 9, 9, 32, 16, 1, 1, 2, 1, 1), DType::Float32, "nchw_slabs", "nchw_slabs",
+       "strips"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::Float64, "generic", "generic", "generic"},
       // The input gradient scans input positions, only 16 here.
       {big_pads(), DType::Float32, "generic", "nhwc_fast", "generic"},
