@@ -87,14 +87,18 @@ void conv2d_backprop_input_nchw_pointwise(const ops::Conv2DGeometry& g, const fl
 
 // The NCHW ops on slabs of images transposed to NHWC, each then run by the NHWC dispatch
 // (nchw_slabs.cpp): Conv2D and the input gradient in their own dtype (transposed back), the filter
-// gradient in float32 (slab partials added in slab order). Where one image of both activations
-// fits the slab cap (else the generic path reads NCHW in place).
+// gradient in float32 (slab partials added in slab order; half widened) or bfloat16 (below).
+// Where one image of both activations fits the slab cap (else the generic path reads NCHW in place).
 bool conv2d_nchw_slabs_apply(const ops::Conv2DGeometry& g);
 template <class T>
 void conv2d_forward_nchw_slabs(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y);
 template <class T>
 void conv2d_backprop_input_nchw_slabs(const ops::Conv2DGeometry& g, const T* f, const T* dy, T* dx);
 void conv2d_backprop_filter_nchw_slabs(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
+// The bfloat16 filter gradient with the whole batch as one slab, in bfloat16: rounded once, on the
+// native bfloat16 NHWC kernels where the CPU has them.
+void conv2d_backprop_filter_nchw_whole(const ops::Conv2DGeometry& g, const bfloat16* x, const bfloat16* dy,
+                                       bfloat16* df);
 
 // The float32 NHWC depthwise paths (groups = in_depth > 1, filter_in_depth = 1, any channel
 // multiplier): channel-vector products that skip every tap in the padding (*_depthwise.cpp).

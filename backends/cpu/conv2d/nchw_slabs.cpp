@@ -1,9 +1,11 @@
 // The NCHW conv ops on the NHWC paths: slabs of a few images are transposed to NHWC (one pass over
 // each tensor against KH * KW * K flops per input element), run through the NHWC dispatch
 // (whichever NHWC row fits: strips, nhwc_fast, bf16_native, amx, ...) and, for Conv2D and the input
-// gradient, transposed back; the filter gradient adds its slabs' partial filters in slab order.
+// gradient, transposed back; the float32 filter gradient adds its slabs' partial filters in slab
+// order, the bfloat16 one takes the whole batch as one slab so that its filter is rounded once.
 // Workspace: one slab of both activations (at most kSlabFloats floats, or one image of at most
-// kMaxSlabFloats), plus one partial filter for the filter gradient.
+// kMaxSlabFloats), plus one partial filter for the filter gradient; bfloat16 filter gradient: both
+// activations in bfloat16 (the widened float32 route took twice that).
 #include <algorithm>
 
 #include <tbb/parallel_for.h>
@@ -114,6 +116,15 @@ void conv2d_backprop_filter_nchw_slabs(const Conv2DGeometry& g, const float* x, 
       });
     }
   }
+}
+
+void conv2d_backprop_filter_nchw_whole(const Conv2DGeometry& g, const bfloat16* x, const bfloat16* dy, bfloat16* df) {
+  const i64 x_size = g.batch * g.in_depth * g.in_rows * g.in_cols;
+  const i64 dy_size = g.batch * g.out_depth * g.out_rows * g.out_cols;
+  Slab<bfloat16> xs(g.in_depth > 1 ? x_size : 0), dys(g.out_depth > 1 ? dy_size : 0);
+  if (g.in_depth > 1) transpose_images(x, g.batch, g.in_depth, g.in_rows * g.in_cols, xs.data()), x = xs.data();
+  if (g.out_depth > 1) transpose_images(dy, g.batch, g.out_depth, g.out_rows * g.out_cols, dys.data()), dy = dys.data();
+  conv2d_backprop_filter<bfloat16>(as_nhwc(g, g.batch), x, dy, df);  // the NHWC dispatch
 }
 
 #define DAGRAD_NCHW_SLABS(T)                                                                 \

@@ -186,7 +186,10 @@ constexpr ConvPath kBackpropFilter[] = {
      conv2d_backprop_filter_strips<bfloat16>, conv2d_backprop_filter_strips<float>},
     float_row<kW, conv2d_backprop_filter_fast>("nhwc_fast", filter_nhwc_row, FiniteRule::RerunIfNonFinite),
     // NCHW on the NHWC kernels.
-    float_row<kW, conv2d_backprop_filter_nchw_slabs>("nchw_slabs", nchw_slabs_row<kW>, FiniteRule::RerunIfNonFinite),
+    // NCHW on the NHWC rows; bfloat16 in one slab of the whole batch, on its native kernels.
+    {"nchw_slabs", nchw_slabs_row<kW>, FiniteRule::RerunIfNonFinite,
+     widened<kW, conv2d_backprop_filter_nchw_slabs, half>, conv2d_backprop_filter_nchw_whole,
+     conv2d_backprop_filter_nchw_slabs},
     {"generic", always, FiniteRule::None, conv2d_backprop_filter_generic<half>,
      conv2d_backprop_filter_generic<bfloat16>, conv2d_backprop_filter_generic<float>,
      conv2d_backprop_filter_generic<double>},

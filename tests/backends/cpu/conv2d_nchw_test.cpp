@@ -11,6 +11,7 @@
 #include <tbb/task_arena.h>
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/paths.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
 #include "ops/conv_test_util.hpp"
 
@@ -228,6 +229,41 @@ TEST_CASE("cpu NCHW pointwise GEMM matches the float64 reference, the same bits 
       }
     }
   }
+}
+
+TEST_CASE("cpu NCHW slabs give the NHWC paths' bits in half, bfloat16 and float32", "[cpu][conv]") {
+  // nchw_slabs runs the NHWC dispatch on transposed tensors (one slab here: the cases are small), so
+  // its result is the NHWC call's, transposed, bit for bit; the bfloat16 filter gradient included.
+  const auto relayout = [](const Tensor& t, DType dtype, bool to_nhwc) {
+    const Tensor wide = t.cast(DType::Float64);  // exact for every finite value of these dtypes
+    return (to_nhwc ? nchw_to_nhwc(wide) : nhwc_to_nchw(wide)).cast(dtype);
+  };
+  std::mt19937_64 rng(404);
+  int compared = 0;
+  for (int trial = 0; trial < 10; ++trial) {
+    const NchwCase c = random_case(rng, trial % 2 == 0);
+    AttrMap nhwc_attrs = c.attrs;
+    nhwc_attrs["data_format"] = std::string("NHWC");
+    nhwc_attrs["strides"] = spatial("NHWC", c.g.stride_rows, c.g.stride_cols);
+    nhwc_attrs["dilations"] = spatial("NHWC", c.g.dilation_rows, c.g.dilation_cols);
+    if (std::get<std::string>(c.attrs.at("padding")) == "EXPLICIT")
+      nhwc_attrs["explicit_paddings"] =
+          std::vector<i64>{0, 0, c.g.pad_top, c.g.pad_bottom, c.g.pad_left, c.g.pad_right, 0, 0};
+    for (DType dtype : {DType::Half, DType::BFloat16, DType::Float32}) {
+      const Operands o = random_operands(rng, c, dtype);
+      const Tensor x = relayout(o.x, dtype, true), dy = relayout(o.dy, dtype, true);
+      for (const char* op : kOps) {
+        if (cpu::conv2d_paths(op, c.g, dtype).front() != "nchw_slabs") continue;
+        const Tensor got = run_op(op, op_inputs(op, o.x, o.f, o.dy), c.attrs)[0];
+        Tensor want = run_op(op, op_inputs(op, x, o.f, dy), nhwc_attrs)[0];
+        if (std::string(op) != "Conv2DBackpropFilterV2") want = relayout(want, dtype, false);
+        INFO(op << " " << dtype_name(dtype) << " " << c.text);
+        REQUIRE(std::memcmp(got.raw_data(), want.raw_data(), static_cast<std::size_t>(got.nbytes())) == 0);
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared >= 40);
 }
 
 TEST_CASE("cpu NCHW conv in half and bfloat16 stays near the float64 reference", "[cpu][conv]") {
