@@ -22,7 +22,8 @@ struct KernelCall {
   VariableStore* variables = nullptr;
   std::vector<std::string> variable_names;  // per input: the variable behind a ref input
   void* stream = nullptr;
-  std::string_view kernel_path;  // see KernelContext::kernel_path
+  std::string_view kernel_path;          // see KernelContext::kernel_path
+  std::string_view* ran_path = nullptr;  // if set, receives KernelContext::ran_path
 };
 
 // Infers the concrete output shapes (validating the run-time shapes), runs the kernel and

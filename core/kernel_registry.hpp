@@ -50,6 +50,9 @@ class KernelContext {
   // A kernel path forced by name (SessionOptions / EagerOptions::kernel_path), or empty for the
   // kernel's own choice. Only kernels with a table of paths read it (the CPU conv kernels).
   std::string_view kernel_path;
+  // The path the kernel ran, for profiles: set by kernels with a table of paths (a name of static
+  // storage from KernelDef::paths), empty otherwise.
+  std::string_view ran_path;
 
  private:
   std::string_view op_;

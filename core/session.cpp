@@ -2,6 +2,7 @@
 #include "dagrad/core/session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 #include <utility>
 
@@ -9,6 +10,25 @@
 #include "dagrad/core/threading.hpp"
 
 namespace dagrad {
+namespace {
+
+double steady_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A profiled node's cost, where its op models one.
+std::optional<double> node_flops(const Node& n, const std::vector<Shape>& inputs, const std::vector<Tensor>& outputs) {
+  if (!n.def->cost) return std::nullopt;
+  std::vector<Shape> shapes;
+  for (const Tensor& t : outputs) shapes.push_back(t.defined() ? t.shape() : Shape{});
+  try {
+    return n.def->flops(OpCall{n.attrs, inputs, shapes});
+  } catch (const Error&) {
+    return std::nullopt;  // a cost model that does not cover this call (the kernel took it)
+  }
+}
+
+}  // namespace
 
 struct Session::Plan {
   struct Step {
@@ -220,6 +240,7 @@ PlanInfo Session::plan_info(const FeedMap& feeds, const std::vector<Output>& fet
 std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, const std::vector<Output>& fetches,
                                      VariableStore& variables, RunStats& stats) {
   std::map<int, std::vector<Tensor>> values;
+  const bool profiling = options_.profile;
   auto value_of = [&](const Output& out) -> Tensor {
     auto fed = feeds.find(out);
     if (fed != feeds.end()) return fed->second;
@@ -236,18 +257,36 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
     inputs.reserve(n.inputs.size());
     for (const auto& in : n.inputs) inputs.push_back(value_of(in));
     for (const auto& c : step.device_const_inputs) inputs[c.input] = device_const(*c.node, *c.kernel, stats);
-    KernelCall call{n.def,       &n.attrs,
-                    n.name,      &n.output_dtypes,
-                    step.kernel, options_.device,
-                    &variables,  step.variable_names,
-                    stream_,     options_.kernel_path};
+    std::string_view ran_path;
+    KernelCall call{n.def,
+                    &n.attrs,
+                    n.name,
+                    &n.output_dtypes,
+                    step.kernel,
+                    options_.device,
+                    &variables,
+                    step.variable_names,
+                    stream_,
+                    options_.kernel_path,
+                    profiling ? &ran_path : nullptr};
+    std::vector<Shape> input_shapes;
+    if (profiling)
+      for (const Tensor& t : inputs) input_shapes.push_back(t.defined() ? t.shape() : Shape{});
+    const double begin = profiling ? steady_us() : 0.0;
     try {
       std::vector<std::unique_lock<std::mutex>> update_locks;
       for (const auto& name : step.locked_variables) update_locks.emplace_back(variables.update_mutex(name));
       values[n.id] = execute_kernel(call, std::move(inputs));
       variables.publish_replaced();
+      if (profiling && !options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
     } catch (const Error& e) {
       throw Error(e.code(), with_node_name(e.what(), n.name));
+    }
+    if (profiling) {
+      const double end = steady_us();
+      stats.profile.nodes.push_back({n.id, n.name, n.op(), step.kernel->backend, std::string(ran_path),
+                                     begin - stats.profile.start_us, end - begin,
+                                     node_flops(n, input_shapes, values[n.id])});
     }
     for (const auto& out : step.release) values[out.node][static_cast<std::size_t>(out.index)] = Tensor();
     ++stats.nodes_run;
@@ -286,6 +325,7 @@ RunStats Session::last_run_stats() const {
 
 std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>& fetches,
                                  const std::vector<const Node*>& targets, RunStats* stats_out) {
+  const double run_start = steady_us();
   const std::int64_t copies_before = transfer_stats().host_to_device_copies;  // the feeds' count too
   FeedMap placed;
   for (const auto& [out, value] : feeds) {
@@ -303,6 +343,7 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
   }
   const Plan& plan = plan_for(placed, fetches, targets);
   RunStats stats;
+  stats.profile.start_us = run_start;
   const PeakWindow window;
   VariableStore variables = variables_.run_view();  // keeps this run's variable handles alive
   std::vector<Tensor> results;
@@ -314,6 +355,7 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
   if (!options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
   stats.peak_bytes_in_use = window.peak();
   stats.host_to_device_copies = transfer_stats().host_to_device_copies - copies_before;
+  if (options_.profile) stats.profile.duration_us = steady_us() - run_start;
   if (stats_out != nullptr) *stats_out = stats;
   std::lock_guard lock(stats_mutex_);
   stats_ = stats;

@@ -11,6 +11,7 @@
 #include <tbb/task_arena.h>
 
 #include "dagrad/core/graph.hpp"
+#include "dagrad/core/profile.hpp"
 #include "dagrad/core/variables.hpp"
 
 namespace dagrad {
@@ -24,6 +25,10 @@ struct SessionOptions {
   // "": each kernel picks its path; else the path every node with a table of paths must take
   // (the CPU conv ops: `cpu::conv2d_paths`). Unknown or not applying to a call: InvalidArgument.
   std::string kernel_path;
+  // Time each node's kernel and note the path it ran, into RunStats::profile (see profile.hpp;
+  // Profiler adds runs up). Device sessions then wait for each node's work, so the times are the
+  // device's, at the cost of overlap between nodes.
+  bool profile = false;
 };
 
 using FeedMap = std::map<Output, Tensor>;
@@ -39,6 +44,7 @@ struct RunStats {
   // them the Const values this session copied to its device: only on a Const's first use.
   std::int64_t host_to_device_copies = 0;
   std::int64_t const_uploads = 0;
+  RunProfile profile;  // with SessionOptions::profile: the run's node timings, else empty
 };
 
 // The compiled schedule, exposed for tests and tools.

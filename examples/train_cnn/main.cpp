@@ -3,10 +3,12 @@
 // Prints a progress bar per epoch, then loss and train/test accuracy; writes the curves as SVG.
 // With --save DIR it checkpoints at the end of every epoch (and every --save-every N steps);
 // --resume DIR continues such a run exactly: a run killed and resumed ends with the same weights,
-// bit for bit, as one never interrupted. Exit status: 0 done, 1 error, 2 usage error.
+// bit for bit, as one never interrupted. --profile FILE times each op of the training steps, prints
+// the ops that took the time and writes a Chrome trace. Exit status: 0 done, 1 error, 2 usage error.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include <dagrad/autodiff/optimizers.hpp>
 #include <dagrad/core/checkpoint.hpp>
@@ -77,7 +79,7 @@ std::pair<double, double> evaluate(Session& s, const Model& m, const ImageDatase
 
 // Trains from `p` to the end of epoch `o.epochs`, checkpointing along the way.
 void train_epochs(const Options& o, Session& session, const Model& m, const ImageDataset& train,
-                  const ImageDataset& test, const train_cnn::RunSettings& settings, Progress& p) {
+                  const ImageDataset& test, const train_cnn::RunSettings& settings, Progress& p, Profiler* profiler) {
   BatchSampler sampler(train.size(), o.batch_size, o.seed);
   bool saved = false;
   auto save = [&] {
@@ -93,7 +95,9 @@ void train_epochs(const Options& o, Session& session, const Model& m, const Imag
     const std::int64_t seen_before = p.seen;
     while (p.batch < sampler.num_batches()) {
       const ImageDataset batch = gather(train, sampler.batch(p.batch));
-      auto out = session.run(m.feed(batch), {m.loss, m.accuracy}, {m.step});
+      RunStats stats;
+      auto out = session.run(m.feed(batch), {m.loss, m.accuracy}, {m.step}, &stats);
+      if (profiler != nullptr) profiler->add(stats.profile);
       const auto n = static_cast<double>(batch.size());
       p.loss_sum += out[0].data<float>()[0] * n;
       p.correct += out[1].data<float>()[0] * n;
@@ -131,7 +135,7 @@ int run(const Options& o) {
     if (o.limit > 0 && o.limit < train.size()) train = slice(train, 0, o.limit);
   }
   Model m(o);
-  Session session(m.g, {.device = Device::parse(o.device), .threads = o.threads});
+  Session session(m.g, {.device = Device::parse(o.device), .threads = o.threads, .profile = !o.profile.empty()});
   const train_cnn::RunSettings settings{.optimizer = o.optimizer,
                                         .learning_rate = o.lr,
                                         .batch_size = o.batch_size,
@@ -160,7 +164,16 @@ int run(const Options& o) {
               static_cast<long long>(train.size()), static_cast<long long>(test.size()),
               static_cast<long long>(o.batch_size), o.optimizer.c_str(), o.lr, static_cast<unsigned long long>(o.seed),
               o.threads > 0 ? o.threads : num_threads(), o.device.c_str());
-  train_epochs(o, session, m, train, test, settings, progress);
+  std::optional<Profiler> profiler;
+  if (!o.profile.empty()) profiler.emplace();
+  train_epochs(o, session, m, train, test, settings, progress, profiler ? &*profiler : nullptr);
+  if (profiler) {
+    std::cout << "training steps, op by op:\n" << profiler->report();
+    profiler->write_chrome_trace(o.profile);
+    std::cout << "wrote the first "
+              << std::min<std::int64_t>(profiler->runs(), static_cast<std::int64_t>(profiler->trace_runs()))
+              << " steps as a Chrome trace to " << o.profile << "\n";
+  }
   if (!o.plot.empty() && !progress.train_loss.empty()) {
     train_cnn::write_svg_plot(
         o.plot, {{"train loss", "#1f77b4", progress.train_loss}, {"test loss", "#d62728", progress.test_loss}},

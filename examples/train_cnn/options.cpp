@@ -73,6 +73,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--plot", o.plot, "SVG file for the loss/accuracy curves ('' for none)")->capture_default_str();
   app.add_option("--limit", o.limit, "train on the first N training images only (0: all)")
       ->check(integer_in<std::int64_t>(0, kInt64Max));
+  app.add_option("--profile", o.profile,
+                 "time each op of the training steps: print the ops that took the time, and write their "
+                 "Chrome trace (chrome://tracing, Perfetto) to this JSON file");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -22,6 +22,7 @@ struct Options {
   std::int64_t save_every = 0;  // also save every N steps (0: at the end of each epoch only)
   bool eval_only = false;
   std::int64_t limit = 0;  // train on the first N images only (0: all)
+  std::string profile;     // time each op of the training steps; Chrome trace file ('' for none)
 };
 
 // Parses the command line into `options`. Returns nothing to go on, or the status to exit with:

@@ -1,9 +1,11 @@
 // train_cnn's exit statuses through the built binary: usage errors (2) with readable ranges,
 // errors (1) with one "error:" line for an empty, missing or wrongly sized dataset and output that
-// cannot be written.
+// cannot be written; --profile's report and trace.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include "examples/example_process.hpp"
 
@@ -78,4 +80,29 @@ TEST_CASE("train_cnn: output that cannot be written is an error, not a success",
   args = tiny;
   args.insert(args.end(), {"--plot", ""});
   check_error(train_cnn(args, dir, "/dev/full"), "cannot write to standard output");
+}
+
+TEST_CASE("train_cnn: --profile prints the steps' ops and writes their Chrome trace, or fails naming the file",
+          "[examples]") {
+  ExampleDir dir("profile");
+  write_idx_split(dir.path, "train", 8, 1);
+  write_idx_split(dir.path, "t10k", 2, 2);
+  const std::string trace = (dir.path / "trace.json").string();
+  const std::vector<std::string> tiny = {"--data", dir.path.string(), "--epochs", "1", "--batch-size",
+                                         "4",      "--plot",          ""};
+  std::vector<std::string> args = tiny;
+  args.insert(args.end(), {"--profile", trace});
+  const Result r = train_cnn(args, dir);
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.out, Contains("training steps, op by op:\nprofile: 2 runs") && Contains("Conv2DBackpropFilterV2") &&
+                        Contains("wrote the first 2 steps as a Chrome trace to " + trace));
+  std::ifstream in(trace);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, StartsWith("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[") && Contains("\"cat\":\"Conv2D\""));
+  if (fs::exists("/dev/full")) {
+    args = tiny;
+    args.insert(args.end(), {"--profile", "/dev/full"});
+    check_error(train_cnn(args, dir), "/dev/full");
+  }
 }

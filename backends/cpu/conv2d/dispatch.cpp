@@ -58,74 +58,84 @@ constexpr std::string_view kOpNames[] = {"Conv2D", "Conv2DBackpropInput", "Conv2
 // Runs op's row for the call (a, b: the op's inputs in order; out: its output, of n elements),
 // or the generic path (the table's last row) where the row's FiniteRule sends the call there.
 template <class T>
-void run_path(ConvOp op, std::string_view op_name, const Conv2DGeometry& g, const T* a, const T* b, T* out,
-              std::string_view forced) {
+std::string_view run_path(ConvOp op, std::string_view op_name, const Conv2DGeometry& g, const T* a, const T* b, T* out,
+                          std::string_view forced) {
   const ConvPath& path =
       conv2d_choose_path(op, op_name.empty() ? kOpNames[static_cast<int>(op)] : op_name, g, dtype_of<T>, forced);
   if constexpr (std::is_same_v<T, double>) {  // only the generic path claims float64: no rule to keep
     path.kernel<T>()(g, a, b, out);
   } else {
-    const ConvKernel<T> generic = conv2d_path_table(op).back().kernel<T>();
+    const ConvPath& generic_row = conv2d_path_table(op).back();
+    const ConvKernel<T> generic = generic_row.kernel<T>();
     const ConvSizes n = conv2d_sizes(g);
+    const auto run_generic = [&] {
+      generic(g, a, b, out);
+      return generic_row.name;
+    };
     switch (path.finite) {
       case FiniteRule::FilterIfPadded:  // Conv2D: (x, f)
-        if (has_padding(g) && !all_finite(b, n.filter)) return generic(g, a, b, out);
+        if (has_padding(g) && !all_finite(b, n.filter)) return run_generic();
         break;
       case FiniteRule::FilterIfMissed:  // input gradient: (f, dy)
-        if (misses_outputs(g) && !all_finite(a, n.filter)) return generic(g, a, b, out);
+        if (misses_outputs(g) && !all_finite(a, n.filter)) return run_generic();
         break;
       case FiniteRule::None:
       case FiniteRule::RerunIfNonFinite:
         break;
     }
     path.kernel<T>()(g, a, b, out);
-    if (path.finite == FiniteRule::RerunIfNonFinite && !all_finite(out, n.filter)) generic(g, a, b, out);
+    if (path.finite == FiniteRule::RerunIfNonFinite && !all_finite(out, n.filter)) return run_generic();
   }
+  return path.name;
 }
+
+constexpr std::string_view kEmpty = "empty";
 
 }  // namespace
 
 template <class T>
-void conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y, std::string_view path, std::string_view op) {
+std::string_view conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y, std::string_view path,
+                                std::string_view op) {
   const ConvSizes n = conv2d_sizes(g);
-  if (n.output == 0) return;            // before any loop: an empty output may still have a huge dimension
+  if (n.output == 0) return kEmpty;     // before any loop: an empty output may still have a huge dimension
   if (n.input == 0 || n.filter == 0) {  // no tap reads anything
     std::fill_n(y, n.output, T(0));
-    return;
+    return kEmpty;
   }
-  run_path(ConvOp::Forward, op, g, x, f, y, path);
+  return run_path(ConvOp::Forward, op, g, x, f, y, path);
 }
 
 template <class T>
-void conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* dx, std::string_view path,
-                           std::string_view op) {
+std::string_view conv2d_backprop_input(const Conv2DGeometry& g, const T* f, const T* dy, T* dx, std::string_view path,
+                                       std::string_view op) {
   const ConvSizes n = conv2d_sizes(g);
-  if (n.input == 0) return;
+  if (n.input == 0) return kEmpty;
   if (n.output == 0 || n.filter == 0) {  // nothing flows back
     std::fill_n(dx, n.input, T(0));
-    return;
+    return kEmpty;
   }
-  run_path(ConvOp::BackpropInput, op, g, f, dy, dx, path);
+  return run_path(ConvOp::BackpropInput, op, g, f, dy, dx, path);
 }
 
 template <class T>
-void conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T* df, std::string_view path,
-                            std::string_view op) {
+std::string_view conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, const T* dy, T* df, std::string_view path,
+                                        std::string_view op) {
   const ConvSizes n = conv2d_sizes(g);
-  if (n.filter == 0) return;
+  if (n.filter == 0) return kEmpty;
   if (n.input == 0 || n.output == 0) {  // no products at all
     std::fill_n(df, n.filter, T(0));
-    return;
+    return kEmpty;
   }
-  run_path(ConvOp::BackpropFilter, op, g, x, dy, df, path);
+  return run_path(ConvOp::BackpropFilter, op, g, x, dy, df, path);
 }
 
-#define DAGRAD_INSTANTIATE(T)                                                                                         \
-  template void conv2d_forward<T>(const Conv2DGeometry&, const T*, const T*, T*, std::string_view, std::string_view); \
-  template void conv2d_backprop_input<T>(const Conv2DGeometry&, const T*, const T*, T*, std::string_view,             \
-                                         std::string_view);                                                           \
-  template void conv2d_backprop_filter<T>(const Conv2DGeometry&, const T*, const T*, T*, std::string_view,            \
-                                          std::string_view);
+#define DAGRAD_INSTANTIATE(T)                                                                                          \
+  template std::string_view conv2d_forward<T>(const Conv2DGeometry&, const T*, const T*, T*, std::string_view,         \
+                                              std::string_view);                                                       \
+  template std::string_view conv2d_backprop_input<T>(const Conv2DGeometry&, const T*, const T*, T*, std::string_view,  \
+                                                     std::string_view);                                                \
+  template std::string_view conv2d_backprop_filter<T>(const Conv2DGeometry&, const T*, const T*, T*, std::string_view, \
+                                                      std::string_view);
 DAGRAD_INSTANTIATE(half)
 DAGRAD_INSTANTIATE(bfloat16)
 DAGRAD_INSTANTIATE(float)

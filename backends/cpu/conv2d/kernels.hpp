@@ -23,19 +23,20 @@ inline ActStrides act_strides(ops::DataFormat format, std::int64_t rows, std::in
 
 // The three ops through their path tables (paths.hpp, dispatch.cpp): `path` empty takes the first
 // path that applies, else the path of that name (InvalidArgument, naming `op` or the op family,
-// where it is unknown or does not apply to this call).
+// where it is unknown or does not apply to this call). Each returns the name of the path that ran
+// ("generic" where a finite rule sent the call there; "empty" for an empty input or output).
 // y = conv(x, f).
 template <class T>
-void conv2d_forward(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y, std::string_view path = {},
-                    std::string_view op = {});
+std::string_view conv2d_forward(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y, std::string_view path = {},
+                                std::string_view op = {});
 // dx = gradient of conv wrt its input, given the filter and dy.
 template <class T>
-void conv2d_backprop_input(const ops::Conv2DGeometry& g, const T* f, const T* dy, T* dx, std::string_view path = {},
-                           std::string_view op = {});
+std::string_view conv2d_backprop_input(const ops::Conv2DGeometry& g, const T* f, const T* dy, T* dx,
+                                       std::string_view path = {}, std::string_view op = {});
 // df = gradient of conv wrt its filter, given the input and dy.
 template <class T>
-void conv2d_backprop_filter(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df, std::string_view path = {},
-                            std::string_view op = {});
+std::string_view conv2d_backprop_filter(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df,
+                                        std::string_view path = {}, std::string_view op = {});
 
 // The layout-, group- and dtype-generic paths (accumulating in accumulator_t<T>), used where no
 // fast path applies; exposed so tests can check both paths against the reference.

@@ -14,8 +14,8 @@ void register_conv2d_kernels(KernelRegistry& r) {
                 return [](KernelContext& c) {
                   const auto g = ops::conv2d_geometry(c);
                   Tensor& out = c.allocate_output(0);
-                  conv2d_forward<T>(g, c.input(0).data<T>(), c.input(1).data<T>(), out.data<T>(), c.kernel_path,
-                                    c.op_name());
+                  c.ran_path = conv2d_forward<T>(g, c.input(0).data<T>(), c.input(1).data<T>(), out.data<T>(),
+                                                 c.kernel_path, c.op_name());
                 };
               }));
   // V1 takes input_sizes and V2 an input tensor; either way the output shape is the input's.
@@ -24,8 +24,8 @@ void register_conv2d_kernels(KernelRegistry& r) {
                   return [](KernelContext& c) {
                     const auto g = ops::conv2d_geometry(c);
                     Tensor& out = c.allocate_output(0);
-                    conv2d_backprop_input<T>(g, c.input(1).data<T>(), c.input(2).data<T>(), out.data<T>(),
-                                             c.kernel_path, c.op_name());
+                    c.ran_path = conv2d_backprop_input<T>(g, c.input(1).data<T>(), c.input(2).data<T>(), out.data<T>(),
+                                                          c.kernel_path, c.op_name());
                   };
                 }));
   }
@@ -34,8 +34,8 @@ void register_conv2d_kernels(KernelRegistry& r) {
                   return [](KernelContext& c) {
                     const auto g = ops::conv2d_geometry(c);
                     Tensor& out = c.allocate_output(0);
-                    conv2d_backprop_filter<T>(g, c.input(0).data<T>(), c.input(2).data<T>(), out.data<T>(),
-                                              c.kernel_path, c.op_name());
+                    c.ran_path = conv2d_backprop_filter<T>(g, c.input(0).data<T>(), c.input(2).data<T>(), out.data<T>(),
+                                                           c.kernel_path, c.op_name());
                   };
                 }));
   }
