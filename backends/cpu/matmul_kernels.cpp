@@ -1,9 +1,10 @@
-// CPU MatMul (oneTBB): operands are packed to row-major A [m, k] and B [k, n], then tasks own
-// blocks of output rows. Every C[i, j] sums over p = 0..k-1 in order, so results do not depend
-// on the thread count; the inner loop runs along a row of B and C, which the compiler vectorises.
+// CPU MatMul (oneTBB): operands are packed to row-major A [m, k] and B [k, n], then multiplied on
+// gemm.hpp (float32: the conv micro-kernels, register tiles of C) or, for float64, by tasks owning
+// blocks of output rows with the inner loop along a row of B and C, which the compiler vectorises.
+// Every C[i, j] sums over p = 0..k-1 in order, so results do not depend on the thread count.
 // half and bfloat16 operands are widened to float32 (products of two of them are exact there),
-// multiplied by the float32 kernel and each task's rows of C narrowed once: exactly the float32
-// result on the widened operands, rounded. Where the CPU has AMX-BF16, bfloat16 products with k and
+// multiplied by the float32 kernel and C narrowed once: exactly the float32 result on the widened
+// operands, rounded. Where the CPU has AMX-BF16, bfloat16 products with k and
 // n of 16 or more run on the tiles instead (matmul_amx.cpp): float32 sums in another order, rounded once.
 #include <algorithm>
 #include <cstdint>
@@ -15,8 +16,10 @@
 
 #include "dagrad/backends/cpu/amx_kernels.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
+#include "dagrad/backends/cpu/gemm.hpp"
 #include "dagrad/backends/cpu/matmul_amx.hpp"
 #include "dagrad/backends/cpu/register.hpp"
+#include "dagrad/backends/cpu/transpose.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -25,13 +28,18 @@ using i64 = std::int64_t;
 constexpr i64 kRowTile = 4;       // rows of C sharing each loaded row of B
 constexpr i64 kDepthBlock = 256;  // rows of B kept hot in cache per pass
 
-// Row-major copy of the transpose of a [rows, cols] matrix.
+// Row-major copy of the transpose of a [rows, cols] matrix (in register tiles, transpose.hpp,
+// for the 4- and 2-byte types).
 template <class T>
 std::vector<T> transposed(const T* src, i64 rows, i64 cols) {
   std::vector<T> dst(static_cast<std::size_t>(rows * cols));
-  tbb::parallel_for(i64{0}, cols, [&](i64 j) {
-    for (i64 i = 0; i < rows; ++i) dst[static_cast<std::size_t>(j * rows + i)] = src[i * cols + j];
-  });
+  if constexpr (std::is_same_v<T, double>) {
+    tbb::parallel_for(i64{0}, cols, [&](i64 j) {
+      for (i64 i = 0; i < rows; ++i) dst[static_cast<std::size_t>(j * rows + i)] = src[i * cols + j];
+    });
+  } else {
+    transpose_images(src, 1, rows, cols, dst.data());
+  }
   return dst;
 }
 
@@ -136,12 +144,14 @@ void mat_mul(KernelContext& c) {
   }
   const Packed<T> pa(a, ta), pb(b, tb);
   T* pc = out.data<T>();
-  if constexpr (is_reduced_float_v<T>) {
-    FloatBuffer wide(m * n);
-    gemm(pa.data(), pb.data(), wide.data(), m, k, n,
-         [&](i64 r0, i64 r1) { convert_from_float(wide.data() + r0 * n, pc + r0 * n, (r1 - r0) * n); });
-  } else {
+  if constexpr (std::is_same_v<T, double>) {
     gemm(pa.data(), pb.data(), pc, m, k, n, [](i64, i64) {});
+  } else {
+    // float32 (half and bfloat16 widened) on the conv micro-kernels, narrowed once.
+    FloatBuffer wide(is_reduced_float_v<T> ? m * n : 0);
+    float* pf = is_reduced_float_v<T> ? wide.data() : reinterpret_cast<float*>(pc);
+    cpu::gemm({.m = m, .k = k, .n = n, .a = pa.data(), .lda = k, .b = pb.data(), .ldb = n, .c = pf, .ldc = n});
+    if constexpr (is_reduced_float_v<T>) convert_from_float(wide.data(), pc, m * n);
   }
 }
 

@@ -1,57 +1,33 @@
 // NCHW 1x1 convolutions without strides or padding are one GEMM per image, on the layout as it is:
 // Conv2D y[n] (K x HW) = f^T (K x C) . x[n] (C x HW), the input gradient dx[n] (C x HW) = f (C x K)
-// . dy[n] (K x HW), f being HWIO's C x K matrix. No transposes of the activations (nchw_slabs would
-// move both through memory once more) and no panels (nchw_fast copies its rows).
-#include <algorithm>
-
-#include <tbb/parallel_for.h>
-
-#include "dagrad/backends/cpu/conv2d/int_division.hpp"
+// . dy[n] (K x HW), f being HWIO's C x K matrix, on gemm.hpp. No transposes of the activations
+// (nchw_slabs would move both through memory once more) and no panels (nchw_fast copies its rows).
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
-#include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/backends/cpu/gemm.hpp"
 #include "dagrad/backends/cpu/transpose.hpp"
 
 namespace dagrad::cpu {
 namespace {
 
 using ops::Conv2DGeometry;
-using i64 = std::int64_t;
 
-// A task: one image's output rows of one group of row tiles (kGroupTiles tiles), swept along the
-// columns, kColumns at a time: each output row is written front to back (a few streams the
-// hardware prefetches, where tasks of column blocks stalled on write misses scattered over all
-// rows) and each block of b, 64 floats of up to kReduce rows (32 KiB), is read from L1 by every
-// tile of the group.
-constexpr i64 kColumns = 64;
-constexpr i64 kReduce = 128;
-constexpr i64 kGroupTiles = 8;
-
-// c[n] (m x cols) = a (m x len) . b[n] (len x cols) for every image n; each output element summed
-// over reduction blocks in order: deterministic.
-void gemm_per_image(const float* a, i64 m, i64 len, const float* b, i64 images, i64 cols, float* c) {
-  const MicroKernels& mk = micro_kernels();
-  const i64 group_rows = kGroupTiles * mk.tile_rows, groups = ceil_div(m, group_rows);
-  tbb::parallel_for(i64{0}, images * groups, [&](i64 task) {
-    const i64 n = task / groups, g0 = task % groups * group_rows, g1 = std::min(m, g0 + group_rows);
-    const float* a_rows[kMaxRows];
-    float* c_rows[kMaxRows];
-    for (i64 p0 = 0; p0 < cols; p0 += kColumns) {
-      const i64 np = std::min(kColumns, cols - p0);
-      for (i64 l0 = 0; l0 < len; l0 += kReduce) {
-        const float* b_block = b + (n * len + l0) * cols + p0;
-        for (i64 m0 = g0; m0 < g1; m0 += mk.tile_rows) {
-          const i64 rows = std::min<i64>(mk.tile_rows, g1 - m0);
-          for (i64 r = 0; r < rows; ++r) {
-            a_rows[r] = a + (m0 + r) * len;
-            c_rows[r] = c + (n * m + m0 + r) * cols;
-          }
-          mk.rows(static_cast<int>(rows), np, a_rows, l0, &b_block, 1, std::min(kReduce, len - l0), cols, c_rows, p0,
-                  l0 > 0);
-        }
-      }
-    }
-  });
+// Every image: (rows x len) . (len x pixels), the images' activations `len` and `rows` planes apart.
+void gemm_per_image(const Conv2DGeometry& g, const float* a, std::int64_t rows, std::int64_t len, const float* b,
+                    float* c) {
+  const std::int64_t pixels = g.in_rows * g.in_cols;
+  gemm({.m = rows,
+        .k = len,
+        .n = pixels,
+        .a = a,
+        .lda = len,
+        .b = b,
+        .ldb = pixels,
+        .c = c,
+        .ldc = pixels,
+        .batch = g.batch,
+        .b_stride = len * pixels,
+        .c_stride = rows * pixels});
 }
 
 }  // namespace
@@ -65,11 +41,11 @@ bool conv2d_nchw_pointwise_applies(const Conv2DGeometry& g) {
 void conv2d_forward_nchw_pointwise(const Conv2DGeometry& g, const float* x, const float* f, float* y) {
   FloatBuffer ft(g.in_depth * g.out_depth);
   transpose_images(f, 1, g.in_depth, g.out_depth, ft.data());
-  gemm_per_image(ft.data(), g.out_depth, g.in_depth, x, g.batch, g.in_rows * g.in_cols, y);
+  gemm_per_image(g, ft.data(), g.out_depth, g.in_depth, x, y);
 }
 
 void conv2d_backprop_input_nchw_pointwise(const Conv2DGeometry& g, const float* f, const float* dy, float* dx) {
-  gemm_per_image(f, g.in_depth, g.out_depth, dy, g.batch, g.in_rows * g.in_cols, dx);
+  gemm_per_image(g, f, g.in_depth, g.out_depth, dy, dx);
 }
 
 }  // namespace dagrad::cpu

@@ -1,0 +1,64 @@
+// gemm (gemm.hpp): the task split, the column sweep and the reduction blocks.
+#include "dagrad/backends/cpu/gemm.hpp"
+
+#include <algorithm>
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "dagrad/backends/cpu/microkernels.hpp"
+
+namespace dagrad::cpu {
+namespace {
+
+using i64 = std::int64_t;
+
+constexpr i64 kColumns = 64;    // columns per micro-kernel call: 4 vectors on AVX-512
+constexpr i64 kReduce = 128;    // rows of B per block: 64 x 128 floats (32 KiB) stay in L1
+constexpr i64 kGroupTiles = 8;  // row tiles per task: B's block is read from L1 by each
+constexpr i64 kTasksPerThread = 4;
+
+i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+void gemm(const GemmCall& g) {
+  if (g.m <= 0 || g.n <= 0 || g.batch <= 0) return;
+  const MicroKernels& mk = micro_kernels();
+  const i64 group_rows = kGroupTiles * mk.tile_rows, groups = ceil_div(g.m, group_rows);
+  // Column blocks of whole 64-column chunks, enough of them for every thread to have a few tasks;
+  // long ones otherwise, so that each output row is written front to back.
+  const i64 chunks = ceil_div(g.n, kColumns);
+  const i64 threads = tbb::this_task_arena::max_concurrency();
+  const i64 blocks = std::clamp<i64>(ceil_div(kTasksPerThread * threads, g.batch * groups), 1, chunks);
+  const i64 block_cols = ceil_div(chunks, blocks) * kColumns;
+  const i64 col_blocks = ceil_div(g.n, block_cols);
+  tbb::parallel_for(i64{0}, g.batch * groups * col_blocks, [&](i64 task) {
+    const i64 image = task / (groups * col_blocks), group = task / col_blocks % groups;
+    const i64 g0 = group * group_rows, g1 = std::min(g.m, g0 + group_rows);
+    const i64 col_begin = task % col_blocks * block_cols, col_end = std::min(g.n, col_begin + block_cols);
+    const float* b = g.b + image * g.b_stride;
+    float* c = g.c + image * g.c_stride;
+    const float* a_rows[kMaxRows];
+    float* c_rows[kMaxRows];
+    for (i64 p0 = col_begin; p0 < col_end; p0 += kColumns) {
+      const i64 np = std::min(kColumns, col_end - p0);
+      for (i64 l0 = 0; l0 < g.k; l0 += kReduce) {
+        const float* b_block = b + l0 * g.ldb + p0;
+        for (i64 m0 = g0; m0 < g1; m0 += mk.tile_rows) {
+          const i64 rows = std::min<i64>(mk.tile_rows, g1 - m0);
+          for (i64 r = 0; r < rows; ++r) {
+            a_rows[r] = g.a + (m0 + r) * g.lda;
+            c_rows[r] = c + (m0 + r) * g.ldc;
+          }
+          mk.rows(static_cast<int>(rows), np, a_rows, l0, &b_block, 1, std::min(kReduce, g.k - l0), g.ldb, c_rows, p0,
+                  l0 > 0);
+        }
+      }
+      if (g.k == 0)  // no products: zeros
+        for (i64 r = g0; r < g1; ++r) std::fill_n(c + r * g.ldc + p0, np, 0.0f);
+    }
+  });
+}
+
+}  // namespace dagrad::cpu
