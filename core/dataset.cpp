@@ -70,10 +70,17 @@ ImageDataset load_idx_dataset(const std::string& dir, std::string_view split) {
   float* px = data.images.data<float>();
   // Byte images are scaled to [0, 1]; other element types are taken as they are.
   const double scale = images.type == 0x08 ? 1.0 / 255.0 : 1.0;
-  for (std::int64_t i = 0; i < images.num_elements(); ++i) px[i] = static_cast<float>(images.value(i) * scale);
+  const std::int64_t pixels = images.num_elements();
+  if (images.type == 0x08) {  // bytes as they lie (value() would decode each one), the same values
+    const auto* bytes = reinterpret_cast<const unsigned char*>(images.bytes.data());
+    for (std::int64_t i = 0; i < pixels; ++i) px[i] = static_cast<float>(static_cast<double>(bytes[i]) * scale);
+  } else {
+    for (std::int64_t i = 0; i < pixels; ++i) px[i] = static_cast<float>(images.value(i) * scale);
+  }
   data.labels = Tensor::empty(DType::Int32, Shape{labels.dims[0]});
   std::int32_t* py = data.labels.data<std::int32_t>();
-  for (std::int64_t i = 0; i < labels.num_elements(); ++i) {
+  const std::int64_t count = labels.num_elements();
+  for (std::int64_t i = 0; i < count; ++i) {
     const double v = labels.value(i);
     if (v < 0 || v != static_cast<double>(static_cast<std::int32_t>(v))) {
       invalid_argument("'", labels_path, "' holds label ", v, " at index ", i,
