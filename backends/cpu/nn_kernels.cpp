@@ -12,6 +12,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/branch_free.hpp"
 #include "dagrad/backends/cpu/float_chunks.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/nn_ops.hpp"
@@ -70,11 +71,11 @@ void relu_grad(KernelContext& c) {
   Tensor& out = c.allocate_output(0);
   T* y = out.data<T>();
   parallel_chunks(out.num_elements(), [&](i64 b, i64 n) {
-    ChunkBuffer<T> gb, fb;
-    const A* gv = load(g + b, n, gb.data);
-    const A* fv = load(f + b, n, fb.data);
-    A* yv = stage(y + b, gb.data);  // overwrites gv element by element, after reading it
-    for (i64 i = 0; i < n; ++i) yv[i] = gv[i] * (fv[i] > A(0) ? A(1) : A(0));
+    ChunkBuffer<T> gb, fb, yb;
+    const A* __restrict gv = load(g + b, n, gb.data);
+    const A* __restrict fv = load(f + b, n, fb.data);
+    A* __restrict yv = stage(y + b, yb.data);
+    for (i64 i = 0; i < n; ++i) yv[i] = gv[i] * one_if<A>(fv[i] > A(0));
     store(yv, y + b, n);
   });
 }

@@ -13,6 +13,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/branch_free.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
 
@@ -78,8 +79,8 @@ void max_row(const Pool2DGeometry& g, i64 n, i64 orow, const T* x, Visit&& visit
         const auto update = [&](i64 d, i64 step) {
           const A v = static_cast<A>(p[d * step]);
           const bool greater = v > bv[d];
-          bv[d] = greater ? v : bv[d];
-          if constexpr (WithIndex) bi[d] = greater ? base + d * step : bi[d];
+          bv[d] = select_bits(greater, v, bv[d]);  // branch_free.hpp: a branch here mispredicts
+          if constexpr (WithIndex) bi[d] = select_bits(greater, base + d * step, bi[d]);
         };
         if (ds == 1) {
           for (i64 d = 0; d < g.depth; ++d) update(d, 1);
