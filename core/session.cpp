@@ -343,7 +343,7 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
   }
   const Plan& plan = plan_for(placed, fetches, targets);
   RunStats stats;
-  stats.profile.start_us = run_start;
+  if (options_.profile) stats.profile.start_us = run_start;
   const PeakWindow window;
   VariableStore variables = variables_.run_view();  // keeps this run's variable handles alive
   std::vector<Tensor> results;
