@@ -79,8 +79,12 @@ void max_row(const Pool2DGeometry& g, i64 n, i64 orow, const T* x, Visit&& visit
         const auto update = [&](i64 d, i64 step) {
           const A v = static_cast<A>(p[d * step]);
           const bool greater = v > bv[d];
-          bv[d] = select_bits(greater, v, bv[d]);  // branch_free.hpp: a branch here mispredicts
-          if constexpr (WithIndex) bi[d] = select_bits(greater, base + d * step, bi[d]);
+          if constexpr (WithIndex) {  // branch_free.hpp: GCC branched here, mispredicting
+            bv[d] = select_bits(greater, v, bv[d]);
+            bi[d] = select_bits(greater, base + d * step, bi[d]);
+          } else {
+            bv[d] = greater ? v : bv[d];  // packed max instructions
+          }
         };
         if (ds == 1) {
           for (i64 d = 0; d < g.depth; ++d) update(d, 1);
