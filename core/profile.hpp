@@ -48,10 +48,10 @@ class Profiler {
 
   void add(const RunProfile& run);
   std::int64_t runs() const { return runs_; }
-  std::size_t trace_runs() const { return trace_runs_; }
-  double total_us() const { return total_us_; }      // the runs' durations
-  double kernels_us() const { return kernels_us_; }  // their nodes'
-  std::vector<OpTotal> by_op() const;                // the largest total first
+  std::size_t traced_runs() const { return trace_.size(); }  // the runs the trace holds
+  double total_us() const { return total_us_; }              // the runs' durations
+  double kernels_us() const { return kernels_us_; }          // their nodes'
+  std::vector<OpTotal> by_op() const;                        // the largest total first
 
   // A table of the `top` ops by total time (calls, total, share of all runs, time per call,
   // GFLOP/s, paths) under one line for the runs: their count and time, and the executor's share.

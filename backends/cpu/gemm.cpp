@@ -6,6 +6,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "dagrad/backends/cpu/conv2d/int_division.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -17,8 +18,6 @@ constexpr i64 kColumns = 64;    // columns per micro-kernel call: 4 vectors on A
 constexpr i64 kReduce = 128;    // rows of B per block: 64 x 128 floats (32 KiB) stay in L1
 constexpr i64 kGroupTiles = 8;  // row tiles per task: B's block is read from L1 by each
 constexpr i64 kTasksPerThread = 4;
-
-i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
 
 }  // namespace
 

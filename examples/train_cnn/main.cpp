@@ -170,9 +170,7 @@ int run(const Options& o) {
   if (profiler) {
     std::cout << "training steps, op by op:\n" << profiler->report();
     profiler->write_chrome_trace(o.profile);
-    std::cout << "wrote the first "
-              << std::min<std::int64_t>(profiler->runs(), static_cast<std::int64_t>(profiler->trace_runs()))
-              << " steps as a Chrome trace to " << o.profile << "\n";
+    std::cout << "wrote the first " << profiler->traced_runs() << " steps as a Chrome trace to " << o.profile << "\n";
   }
   if (!o.plot.empty() && !progress.train_loss.empty()) {
     train_cnn::write_svg_plot(

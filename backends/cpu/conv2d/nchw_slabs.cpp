@@ -47,6 +47,15 @@ Conv2DGeometry as_nhwc(const Conv2DGeometry& g, i64 batch) {
   return nhwc;
 }
 
+// `images` images of depth x pixels in NHWC: `src` itself where one channel makes the two layouts
+// the same, else its transpose in `buffer`.
+template <class T>
+const T* nhwc_images(const T* src, i64 images, i64 depth, i64 pixels, T* buffer) {
+  if (depth == 1) return src;
+  transpose_images(src, images, depth, pixels, buffer);
+  return buffer;
+}
+
 // Conv2D and the input gradient: `in` (x, or dy) of in_depth x in_pixels per image to `out` (y, or
 // dx) of out_depth x out_pixels, `other` (the filter) as it is; `run` is the NHWC dispatch.
 template <class T, class Run>
@@ -58,10 +67,9 @@ void through_nhwc(const Conv2DGeometry& g, const T* in, i64 in_depth, i64 in_pix
   Slab<T> ins(in_depth > 1 ? slab * in_image : 0), outs(out_depth > 1 ? slab * out_image : 0);
   for (i64 n0 = 0; n0 < g.batch; n0 += slab) {
     const Conv2DGeometry gs = as_nhwc(g, std::min(slab, g.batch - n0));
-    const T* src = in + n0 * in_image;
     T* dst = out + n0 * out_image;
-    if (in_depth > 1) transpose_images(src, gs.batch, in_depth, in_pixels, ins.data()), src = ins.data();
-    run(gs, src, other, out_depth > 1 ? outs.data() : dst);
+    run(gs, nhwc_images(in + n0 * in_image, gs.batch, in_depth, in_pixels, ins.data()), other,
+        out_depth > 1 ? outs.data() : dst);
     if (out_depth > 1) transpose_images(outs.data(), gs.batch, out_pixels, out_depth, dst);
   }
 }
@@ -103,10 +111,8 @@ void conv2d_backprop_filter_nchw_slabs(const Conv2DGeometry& g, const float* x, 
   }
   for (i64 n0 = 0; n0 < g.batch; n0 += slab) {
     const Conv2DGeometry gs = as_nhwc(g, std::min(slab, g.batch - n0));
-    const float* xn = x + n0 * x_image;
-    const float* dyn = dy + n0 * dy_image;
-    if (g.in_depth > 1) transpose_images(xn, gs.batch, g.in_depth, in_pixels, xs.data()), xn = xs.data();
-    if (g.out_depth > 1) transpose_images(dyn, gs.batch, g.out_depth, out_pixels, dys.data()), dyn = dys.data();
+    const float* xn = nhwc_images(x + n0 * x_image, gs.batch, g.in_depth, in_pixels, xs.data());
+    const float* dyn = nhwc_images(dy + n0 * dy_image, gs.batch, g.out_depth, out_pixels, dys.data());
     float* out = n0 == 0 ? df : part.data();
     conv2d_backprop_filter<float>(gs, xn, dyn, out);  // the NHWC dispatch
     if (n0 > 0) {                                     // slab order: the same bits for any thread count
@@ -122,9 +128,9 @@ void conv2d_backprop_filter_nchw_whole(const Conv2DGeometry& g, const bfloat16* 
   const i64 x_size = g.batch * g.in_depth * g.in_rows * g.in_cols;
   const i64 dy_size = g.batch * g.out_depth * g.out_rows * g.out_cols;
   Slab<bfloat16> xs(g.in_depth > 1 ? x_size : 0), dys(g.out_depth > 1 ? dy_size : 0);
-  if (g.in_depth > 1) transpose_images(x, g.batch, g.in_depth, g.in_rows * g.in_cols, xs.data()), x = xs.data();
-  if (g.out_depth > 1) transpose_images(dy, g.batch, g.out_depth, g.out_rows * g.out_cols, dys.data()), dy = dys.data();
-  conv2d_backprop_filter<bfloat16>(as_nhwc(g, g.batch), x, dy, df);  // the NHWC dispatch
+  conv2d_backprop_filter<bfloat16>(as_nhwc(g, g.batch),  // the NHWC dispatch
+                                   nhwc_images(x, g.batch, g.in_depth, g.in_rows * g.in_cols, xs.data()),
+                                   nhwc_images(dy, g.batch, g.out_depth, g.out_rows * g.out_cols, dys.data()), df);
 }
 
 #define DAGRAD_NCHW_SLABS(T)                                                                 \

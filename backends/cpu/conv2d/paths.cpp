@@ -111,7 +111,6 @@ bool nchw_slabs_row(const Conv2DGeometry& g) {
   const auto first = std::find_if(rows.begin(), rows.end() - 1, [&](const ConvPath& row) { return row.applies(nhwc); });
   return first != rows.end() - 1 && first->name != "col2im";
 }
-bool nchw_pointwise_row(const Conv2DGeometry& g) { return conv2d_nchw_pointwise_applies(g); }
 bool always(const Conv2DGeometry&) { return true; }
 
 // A float32 kernel of op run on T inputs a, b: in place for float32, else widened (workspace: the
@@ -141,7 +140,8 @@ constexpr ConvPath float_row(std::string_view name, bool (*applies)(const Conv2D
 // layer of the bench at 20-26 ms where nchw_slabs on the native bfloat16 kernels took 11-15 (Zen 5).
 template <ConvOp op, FloatKernel fast>
 constexpr ConvPath pointwise_row() {
-  return {"nchw_pointwise", nchw_pointwise_row, FiniteRule::None, widened<op, fast, half>, nullptr, fast, nullptr};
+  return {"nchw_pointwise", conv2d_nchw_pointwise_applies, FiniteRule::None, widened<op, fast, half>, nullptr, fast,
+          nullptr};
 }
 
 constexpr ConvOp kF = ConvOp::Forward, kI = ConvOp::BackpropInput, kW = ConvOp::BackpropFilter;
@@ -185,7 +185,6 @@ constexpr ConvPath kBackpropFilter[] = {
     {"strips", filter_strips_row, FiniteRule::RerunIfNonFinite, conv2d_backprop_filter_strips<half>,
      conv2d_backprop_filter_strips<bfloat16>, conv2d_backprop_filter_strips<float>},
     float_row<kW, conv2d_backprop_filter_fast>("nhwc_fast", filter_nhwc_row, FiniteRule::RerunIfNonFinite),
-    // NCHW on the NHWC kernels.
     // NCHW on the NHWC rows; bfloat16 in one slab of the whole batch, on its native kernels.
     {"nchw_slabs", nchw_slabs_row<kW>, FiniteRule::RerunIfNonFinite,
      widened<kW, conv2d_backprop_filter_nchw_slabs, half>, conv2d_backprop_filter_nchw_whole,
