@@ -30,8 +30,9 @@ struct AdamCoefficients {
       : lr_t(lr * std::sqrt(1 - beta2_power) / (1 - beta1_power)), beta1(b1), beta2(b2), epsilon(eps), nesterov(nest) {}
 };
 
-template <class T>
-void adam_update(T& w, T& m, T& v, double g, const AdamCoefficients& k) {
+// K: AdamCoefficients, or any struct with its fields (the CPU backend's AdamConstants).
+template <class T, class K>
+void adam_update(T& w, T& m, T& v, double g, const K& k) {
   m = narrow<T>(widen<T>(m) + (g - widen<T>(m)) * (1 - k.beta1));
   v = narrow<T>(widen<T>(v) + (g * g - widen<T>(v)) * (1 - k.beta2));
   const double mi = widen<T>(m), vi = widen<T>(v);

@@ -1,16 +1,27 @@
 // CPU kernels (oneTBB): ApplyGradientDescent, ApplyMomentum, ApplyAdam, updating the stored
 // variables in place over fixed blocks with the reference kernels' element updates
 // (ops/training_updates.hpp), so the results equal the reference bit for bit whatever the thread
-// count (the updates are memory-bound: double arithmetic costs nothing measurable here).
+// count. ApplyAdam's square root and division cost more than its memory traffic: float32 and
+// float64 run vectorised loops of the same arithmetic (adam_kernels.hpp).
 #include <algorithm>
+#include <type_traits>
 
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/adam_kernels.hpp"
+#include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/training_ops.hpp"
 #include "dagrad/ops/training_updates.hpp"
 
 namespace dagrad::cpu {
+#if defined(__x86_64__)
+namespace avx512_adam {  // isa/adam_avx512.cpp
+void update_float(float* w, float* m, float* v, const float* g, long long count, const AdamConstants& k);
+void update_double(double* w, double* m, double* v, const double* g, long long count, const AdamConstants& k);
+}  // namespace avx512_adam
+#endif
+
 namespace {
 
 using i64 = std::int64_t;
@@ -52,23 +63,45 @@ void momentum(KernelContext& c) {
 }
 
 template <class T>
+void adam_scalar(T* w, T* m, T* v, const T* g, long long count, const AdamConstants& k) {
+  for (long long i = 0; i < count; ++i) ops::adam_update(w[i], m[i], v[i], widen<T>(g[i]), k);
+}
+
+#if defined(__x86_64__)
+const AdamKernels avx512_adam_kernels{"avx512", &avx512_adam::update_float, &avx512_adam::update_double};
+#endif
+const AdamKernels scalar_adam_kernels{"scalar", &adam_scalar<float>, &adam_scalar<double>};
+
+template <class T>
 void adam(KernelContext& c) {
   Tensor& var = ops::ref_variable(c, 0, 9);
   Tensor& m = ops::ref_variable(c, 1, 9);
   Tensor& v = ops::ref_variable(c, 2, 9);
   const ops::AdamCoefficients k(scalar(c, 5), scalar(c, 3), scalar(c, 4), scalar(c, 6), scalar(c, 7), scalar(c, 8),
                                 c.attr<bool>("use_nesterov"));
+  const AdamConstants constants{k.lr_t, k.beta1, k.beta2, k.epsilon, k.nesterov};
+  static const AdamKernels* const active = usable_adam_kernels().front();
+  auto loop = &adam_scalar<T>;
+  if constexpr (std::is_same_v<T, float>) loop = active->update_float;
+  if constexpr (std::is_same_v<T, double>) loop = active->update_double;
   const T* grad = c.input(9).data<T>();
   T* w = var.data<T>();
   T* pm = m.data<T>();
   T* pv = v.data<T>();
-  blocks(var.num_elements(), [&](i64 b, i64 e) {
-    for (i64 i = b; i < e; ++i) ops::adam_update(w[i], pm[i], pv[i], widen<T>(grad[i]), k);
-  });
+  blocks(var.num_elements(), [&](i64 b, i64 e) { loop(w + b, pm + b, pv + b, grad + b, e - b, constants); });
   c.set_output(0, var);
 }
 
 }  // namespace
+
+std::vector<const AdamKernels*> usable_adam_kernels() {
+  std::vector<const AdamKernels*> sets;
+#if defined(__x86_64__)
+  if (cpu_info().avx512) sets.push_back(&avx512_adam_kernels);
+#endif
+  sets.push_back(&scalar_adam_kernels);
+  return sets;
+}
 
 void register_training_kernels(KernelRegistry& r) {
   add_kernels(r, "ApplyGradientDescent", kCpu, kBackend, kPriority, kSchemaDTypes,
