@@ -123,6 +123,75 @@ void max_pool_grad_grad(KernelContext& c) {
   });
 }
 
+// The input rows (or columns) [begin, end) that output position o's window may claim: from its
+// window's start to the next window's, the first from 0 and the last to the end.
+Span band(i64 o, i64 stride, i64 pad, i64 out_size, i64 extent) {
+  const auto start = [&](i64 p) {
+    return p == 0 ? 0 : p == out_size ? extent : std::clamp(p * stride - pad, i64{0}, extent);
+  };
+  return {start(o), start(o + 1)};
+}
+
+// MaxPoolGrad in NHWC where windows do not overlap (strides at least the window): each input
+// element lies in at most one window, so each is written once, with no zero fill, no accumulator
+// and no scatter: its window's gradient where it is the window's first maximum, else zero. Tasks
+// are output rows, each owning its band of input rows. The value written is 0 + gradient, as the
+// accumulating kernel's (a gradient of -0 lands as +0); half and bfloat16 round it exactly.
+template <class T>
+void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, T* dx) {
+  using A = accumulator_t<T>;
+  const i64 depth = g.depth, row = g.cols * depth;
+  parallel_out_rows(g, [&](i64 n, i64 orow) {
+    std::vector<A> best(static_cast<std::size_t>(depth)), gradient(static_cast<std::size_t>(depth));
+    std::vector<A> winner(static_cast<std::size_t>(depth));
+    const Span rows = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
+    const Span row_band = band(orow, g.stride_rows, g.pad_top, g.out_rows, g.rows);
+    for (i64 r = row_band.begin; r < row_band.end; ++r) {
+      if (r < rows.begin || r >= rows.end) std::fill_n(dx + g.in_offset(n, r, 0, 0), row, T(0));
+    }
+    if (rows.begin >= rows.end) return;
+    for (i64 ocol = 0; ocol < g.out_cols; ++ocol) {
+      const Span cols = window(ocol, g.stride_cols, g.pad_left, g.window_cols, g.cols);
+      const Span col_band = band(ocol, g.stride_cols, g.pad_left, g.out_cols, g.cols);
+      for (i64 r = rows.begin; r < rows.end; ++r) {
+        for (i64 col = col_band.begin; col < col_band.end; ++col) {
+          if (col < cols.begin || col >= cols.end) std::fill_n(dx + g.in_offset(n, r, col, 0), depth, T(0));
+        }
+      }
+      if (cols.begin >= cols.end) continue;
+      // The window's first maximum per channel, by its element number in row-major order (held as
+      // an A, so that the loops stay in one lane width and vectorise; callers keep it below 2^24).
+      i64 e = 0;
+      for (i64 r = rows.begin; r < rows.end; ++r) {
+        for (i64 col = cols.begin; col < cols.end; ++col, ++e) {
+          const T* p = x + g.in_offset(n, r, col, 0);
+          const A number = static_cast<A>(e);
+          if (e == 0) {
+            for (i64 d = 0; d < depth; ++d) best[d] = static_cast<A>(p[d]), winner[d] = number;
+            continue;
+          }
+          for (i64 d = 0; d < depth; ++d) {
+            const A v = static_cast<A>(p[d]);
+            const bool greater = v > best[d];
+            best[d] = select_bits(greater, v, best[d]);
+            winner[d] = select_bits(greater, number, winner[d]);
+          }
+        }
+      }
+      const T* go = grad + g.out_offset(n, orow, ocol, 0);
+      for (i64 d = 0; d < depth; ++d) gradient[d] = A(0) + static_cast<A>(go[d]);
+      e = 0;
+      for (i64 r = rows.begin; r < rows.end; ++r) {
+        for (i64 col = cols.begin; col < cols.end; ++col, ++e) {
+          T* q = dx + g.in_offset(n, r, col, 0);
+          const A number = static_cast<A>(e);
+          for (i64 d = 0; d < depth; ++d) q[d] = static_cast<T>(select_bits(winner[d] == number, gradient[d], A(0)));
+        }
+      }
+    }
+  });
+}
+
 // One task per image: finds each window's max and adds its gradient there, in output-row order
 // (accumulating in float for half/bfloat16). Windows of one image touch only that image, and no
 // buffer of max locations is needed (fresh pages cost more here than the arithmetic).
@@ -134,6 +203,10 @@ void max_pool_grad(KernelContext& c) {
   const T* grad = c.input(2).data<T>();
   T* dx = c.allocate_output(0).data<T>();
   if (c.output_shape(0).num_elements() == 0) return;
+  if (!g.nchw && g.stride_rows >= g.window_rows && g.stride_cols >= g.window_cols && g.window_rows <= 4096 &&
+      g.window_cols <= 4096) {  // element numbers below 2^24, exact in float
+    return max_pool_grad_disjoint(g, x, grad, dx);
+  }
   const i64 image = g.rows * g.cols * g.depth;
   tbb::parallel_for(i64{0}, g.batch, [&](i64 n) {
     std::vector<A> scratch;
