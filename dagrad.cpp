@@ -14,6 +14,7 @@ namespace dagrad {
 
 void register_all(Registries& r) {
   ops::register_ops(r.ops);
+  ops::register_rewrites(r.rewrites);
   reference::register_kernels(r.kernels);
   cpu::register_kernels(r.kernels);
   autodiff::register_gradients(r.gradients);

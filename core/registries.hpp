@@ -1,9 +1,10 @@
-// The three process-wide registries, filled once by register_all() on first use.
+// The process-wide registries, filled once by register_all() on first use.
 #pragma once
 
 #include "dagrad/core/gradient_registry.hpp"
 #include "dagrad/core/kernel_registry.hpp"
 #include "dagrad/core/op_registry.hpp"
+#include "dagrad/core/rewrite.hpp"
 
 namespace dagrad {
 
@@ -11,6 +12,7 @@ struct Registries {
   OpRegistry ops;
   KernelRegistry kernels{&ops};  // takes kernel dtypes from the op schemas
   GradientRegistry gradients;
+  RewriteRegistry rewrites;  // the fusions sessions apply (core/rewrite.hpp)
 };
 
 // Defined in dagrad.cpp: calls every register_* function of ops/, backends/ and autodiff/.

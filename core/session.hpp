@@ -29,6 +29,9 @@ struct SessionOptions {
   // Profiler adds runs up). Device sessions then wait for each node's work, so the times are the
   // device's, at the cost of overlap between nodes.
   bool profile = false;
+  // Apply the registered graph rewrites (core/rewrite.hpp: fusions that keep every result's bits)
+  // when compiling a plan; false runs every node as built.
+  bool rewrite = true;
 };
 
 using FeedMap = std::map<Output, Tensor>;

@@ -350,7 +350,8 @@ Conv2DGeometry conv2d_geometry(const KernelContext& c) {
   const std::string_view op = c.op_name();
   const bool wrt_input = op == "Conv2DBackpropInput" || op == "Conv2DBackpropInputV2";
   const bool wrt_filter = op == "Conv2DBackpropFilter" || op == "Conv2DBackpropFilterV2";
-  if (!wrt_input && !wrt_filter && op != "Conv2D") fail(Code::Internal, op, ": not a conv op, so no conv geometry");
+  if (!wrt_input && !wrt_filter && op != "Conv2D" && op != "_FusedConv2D")
+    fail(Code::Internal, op, ": not a conv op, so no conv geometry");
   const Shape& input = wrt_input ? c.output_shape(0) : c.input(0).shape();
   const Shape& filter = wrt_filter ? c.output_shape(0) : c.input(1).shape();
   return conv2d_geometry(op, parse_conv2d_attrs(op, c.attrs()), input, filter);

@@ -10,6 +10,7 @@ void register_ops(OpRegistry& r) {
   register_math_ops(r);
   register_state_ops(r);
   register_conv2d_ops(r);
+  register_fused_conv2d_ops(r);
   register_nn_ops(r);
   register_pooling_ops(r);
   register_matrix_ops(r);

@@ -40,6 +40,8 @@ Grads backprop_filter_grad(Graph& g, const Node& n, const std::vector<Output>& d
 }  // namespace
 
 void register_conv2d_gradients(GradientRegistry& r) {
+  // Sessions make _FusedConv2D from chains whose gradients are built already; TF registers none.
+  r.add_no_gradient("_FusedConv2D");
   r.add("Conv2D", conv2d_grad);
   r.add("Conv2DBackpropInput", backprop_input_grad);
   r.add("Conv2DBackpropInputV2", backprop_input_grad);

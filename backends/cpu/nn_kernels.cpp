@@ -12,6 +12,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/bias_add.hpp"
 #include "dagrad/backends/cpu/branch_free.hpp"
 #include "dagrad/backends/cpu/float_chunks.hpp"
 #include "dagrad/backends/cpu/register.hpp"
@@ -48,18 +49,22 @@ void relu_bits(const T* x, T* y, i64 n) {
   for (i64 i = 0; i < n; ++i) out[i] = static_cast<std::uint16_t>(in[i] - 0x8001) < inf ? 0 : in[i];
 }
 
+// Relu of n elements; y may be x.
+template <class T>
+void relu_chunk(const T* x, T* y, i64 n) {
+  if constexpr (is_reduced_float_v<T>) {
+    relu_bits(x, y, n);
+  } else {
+    for (i64 i = 0; i < n; ++i) y[i] = x[i] < T(0) ? T(0) : x[i];
+  }
+}
+
 template <class T>
 void relu(KernelContext& c) {
   const T* x = c.input(0).data<T>();
   Tensor& out = c.allocate_output(0);
   T* y = out.data<T>();
-  parallel_chunks(out.num_elements(), [&](i64 b, i64 n) {
-    if constexpr (is_reduced_float_v<T>) {
-      relu_bits(x + b, y + b, n);
-    } else {
-      for (i64 i = b; i < b + n; ++i) y[i] = x[i] < T(0) ? T(0) : x[i];
-    }
-  });
+  parallel_chunks(out.num_elements(), [&](i64 b, i64 n) { relu_chunk(x + b, y + b, n); });
 }
 
 // TF multiplies by the 0/1 mask, so a NaN gradient stays NaN where features <= 0.
@@ -127,23 +132,9 @@ class BiasRuns {
 
 template <class T>
 void bias_add(KernelContext& c) {
-  using A = accumulator_t<T>;
-  const T* x = c.input(0).data<T>();
   Tensor& out = c.allocate_output(0);
-  T* y = out.data<T>();
-  const i64 total = out.num_elements();
-  if (total == 0) return;
   const ChannelSplit s = split_at_channel(c.input(0).shape(), c.attr<std::string>("data_format"));
-  const BiasRuns<T> bias(s, c.input(1).data<T>(), total);
-  parallel_chunks(total, [&](i64 b, i64 n) {
-    ChunkBuffer<T> xb;
-    A bb[kChunk];
-    const A* bv = bias.at(b, n, bb);
-    const A* xv = load(x + b, n, xb.data);
-    A* yv = stage(y + b, xb.data);
-    for (i64 i = 0; i < n; ++i) yv[i] = xv[i] + bv[i];
-    store(yv, y + b, n);
-  });
+  bias_add_relu(c.input(0).data<T>(), c.input(1).data<T>(), out.data<T>(), s, out.num_elements(), false);
 }
 
 // Per block of kBlockRows outer rows, per channel: the sum of the block's rows. With inner > 1 each
@@ -196,6 +187,28 @@ void bias_add_grad(KernelContext& c) {
 }
 
 }  // namespace
+
+template <class T>
+void bias_add_relu(const T* x, const T* bias_values, T* y, const ChannelSplit& s, std::int64_t total, bool relu) {
+  using A = accumulator_t<T>;
+  if (total == 0) return;
+  const BiasRuns<T> bias(s, bias_values, total);
+  parallel_chunks(total, [&](i64 b, i64 n) {
+    ChunkBuffer<T> xb;
+    A bb[kChunk];
+    const A* bv = bias.at(b, n, bb);
+    const A* xv = load(x + b, n, xb.data);
+    A* yv = stage(y + b, xb.data);
+    for (i64 i = 0; i < n; ++i) yv[i] = xv[i] + bv[i];
+    store(yv, y + b, n);
+    if (relu) relu_chunk(y + b, y + b, n);  // on the rounded sums, as Relu after BiasAdd
+  });
+}
+
+template void bias_add_relu(const half*, const half*, half*, const ChannelSplit&, std::int64_t, bool);
+template void bias_add_relu(const bfloat16*, const bfloat16*, bfloat16*, const ChannelSplit&, std::int64_t, bool);
+template void bias_add_relu(const float*, const float*, float*, const ChannelSplit&, std::int64_t, bool);
+template void bias_add_relu(const double*, const double*, double*, const ChannelSplit&, std::int64_t, bool);
 
 void register_nn_kernels(KernelRegistry& r) {
   add_kernels(r, "BiasAdd", kCpu, kBackend, kPriority, kSchemaDTypes,

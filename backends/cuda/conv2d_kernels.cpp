@@ -9,6 +9,9 @@
 
 #include "dagrad/backends/cuda/conv_launch.hpp"
 #include "dagrad/backends/cuda/glue.hpp"
+#include "dagrad/backends/cuda/launch_ops.hpp"
+#include "dagrad/ops/fused_conv2d.hpp"
+#include "dagrad/ops/nn_ops.hpp"
 
 namespace dagrad::cuda {
 namespace {
@@ -20,6 +23,21 @@ int sm_count(int device) {
 }
 
 bool aligned_16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// _FusedConv2D after its conv: BiasAdd's and Relu's kernels in place on the output, so the fused
+// op gives the chain's bits.
+void fused_conv2d_epilogue(KernelContext& c) {
+  Launch launch(c);
+  Tensor& out = c.outputs().at(0);
+  if (out.num_elements() == 0) return;
+  const ElemType type = elem(out.dtype());
+  const ops::ChannelSplit s = ops::split_at_channel(out.shape(), c.attr<std::string>("data_format"));
+  launch_bias_add(type, out.raw_data(), c.input(2).raw_data(), out.raw_data(), out.num_elements(), s.channels, s.inner,
+                  launch.stream);
+  if (ops::fused_conv2d_relu(c.attrs())) {
+    launch_relu(type, out.raw_data(), out.raw_data(), out.num_elements(), launch.stream);
+  }
+}
 
 }  // namespace
 
@@ -58,18 +76,24 @@ void run_own_conv(KernelContext& c, ConvKind kind) {
 
 void register_conv2d_kernels(KernelRegistry& r) {
   const std::pair<const char*, ConvKind> ops[] = {{"Conv2D", ConvKind::Forward},
+                                                  {"_FusedConv2D", ConvKind::Forward},
                                                   {"Conv2DBackpropInput", ConvKind::BackpropInput},
                                                   {"Conv2DBackpropInputV2", ConvKind::BackpropInput},
                                                   {"Conv2DBackpropFilter", ConvKind::BackpropFilter},
                                                   {"Conv2DBackpropFilterV2", ConvKind::BackpropFilter}};
   for (const auto& [op, kind] : ops) {
-    add_kernels(r, op, kCuda, kBackend, kPriority, kSchemaDTypes,
-                [kind]<class T>() -> KernelFn { return [kind](KernelContext& c) { run_own_conv(c, kind); }; });
+    add_kernels(r, op, kCuda, kBackend, kPriority, kSchemaDTypes, [kind]<class T>() -> KernelFn {
+      return [kind](KernelContext& c) {
+        run_own_conv(c, kind);
+        if (c.op_name() == "_FusedConv2D") fused_conv2d_epilogue(c);
+      };
+    });
 #ifdef DAGRAD_WITH_CUDNN
     add_kernels(r, op, kCuda, kCudnnBackend, kCudnnPriority, kSchemaDTypes, [kind]<class T>() -> KernelFn {
       return [kind](KernelContext& c) {
         // use_cudnn_on_gpu=false, or a case cuDNN cannot do deterministically: dagrad's kernel.
         if (!c.attr<bool>("use_cudnn_on_gpu") || !run_cudnn_conv(c, kind)) run_own_conv(c, kind);
+        if (c.op_name() == "_FusedConv2D") fused_conv2d_epilogue(c);
       };
     });
 #endif

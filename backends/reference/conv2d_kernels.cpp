@@ -3,6 +3,7 @@
 // the oracle the fast backends are tested against, so clarity beats speed here.
 #include "dagrad/backends/reference/register.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
+#include "dagrad/ops/fused_conv2d.hpp"
 
 namespace dagrad::reference {
 namespace {
@@ -152,12 +153,35 @@ void conv2d_backprop_filter(KernelContext& c) {
         }
 }
 
+// _FusedConv2D: conv2d, then BiasAdd's and Relu's element rules on its rounded output.
+template <class T>
+void fused_conv2d(KernelContext& c) {
+  conv2d<T>(c);
+  Tensor& out = c.outputs().at(0);
+  if (out.num_elements() == 0) return;
+  const auto g = ops::conv2d_geometry(c);
+  const ActivationIndex yi(g.data_format, g.out_rows, g.out_cols, g.out_depth);
+  const T* bias = c.input(2).data<T>();
+  const bool relu = ops::fused_conv2d_relu(c.attrs());
+  T* y = out.data<T>();
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t oh = 0; oh < g.out_rows; ++oh)
+      for (int64_t ow = 0; ow < g.out_cols; ++ow)
+        for (int64_t co = 0; co < g.out_depth; ++co) {
+          T& v = y[yi(n, oh, ow, co)];
+          v = narrow<T>(widen<T>(v) + widen<T>(bias[co]));
+          if (relu && widen<T>(v) < 0) v = T(0);  // NaN stays, as Relu's x < 0 ? 0 : x
+        }
+}
+
 }  // namespace
 
 void register_conv2d_kernels(KernelRegistry& r) {
   constexpr auto kCpu = Device::Kind::CPU;
   add_kernels(r, "Conv2D", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return conv2d<T>; }));
+  add_kernels(r, "_FusedConv2D", kCpu, kBackend, kPriority, kSchemaDTypes,
+              float_kernels([]<class T>() -> KernelFn { return fused_conv2d<T>; }));
   for (const char* op : {"Conv2DBackpropInput", "Conv2DBackpropInputV2"}) {
     add_kernels(r, op, kCpu, kBackend, kPriority, kSchemaDTypes,
                 float_kernels([]<class T>() -> KernelFn { return conv2d_backprop_input<T>; }));

@@ -59,12 +59,35 @@ OpCasesFn cases_of(Inputs inputs) {
 // values reach no output, which the gradient checks verify.
 CaseInput shape_only(const Shape& shape) { return with_zero_jacobian(uniform(shape)); }
 
+// _FusedConv2D's cases: each geometry with a bias, with and without Relu. The op has no gradient
+// (sessions put it in place of chains whose gradients are already built): forward only.
+OpCasesFn fused_conv2d_cases() {
+  return [] {
+    std::vector<OpCase> cases;
+    for (const Geometry& g : geometries()) {
+      const bool nhwc = std::get<std::string>(g.attrs.at("data_format")) == "NHWC";
+      for (const char* fused_ops : {"BiasAdd", "BiasAdd,Relu"}) {
+        AttrMap attrs = g.attrs;
+        attrs["num_args"] = std::int64_t{1};
+        attrs["fused_ops"] = std::string(fused_ops);
+        cases.push_back({.label = str_cat(g.label, " ", fused_ops),
+                         .inputs = {uniform(g.input), uniform(g.filter), uniform(Shape{g.output[nhwc ? 3 : 1]})},
+                         .attrs = attrs,
+                         .gradient_order = 0,
+                         .tolerance_scale = 4});
+      }
+    }
+    return cases;
+  };
+}
+
 }  // namespace
 
 void register_conv2d_cases(OpRegistry& r) {
   r.set_cases("Conv2D", cases_of([](const Geometry& g) {
                 return std::vector<CaseInput>{uniform(g.input), uniform(g.filter)};
               }));
+  r.set_cases("_FusedConv2D", fused_conv2d_cases());
   r.set_cases("Conv2DBackpropInput", cases_of([](const Geometry& g) {
                 return std::vector<CaseInput>{fixed(int32_dims(g.input)), uniform(g.filter), uniform(g.output)};
               }));

@@ -46,7 +46,7 @@ const NodeTiming& timing_of(const RunProfile& run, const std::string& name) {
 
 TEST_CASE("a profiled run times every kernel node in plan order, inside the run, without overlap", "[profile]") {
   Net net;
-  Session session(net.g, {.profile = true});
+  Session session(net.g, {.profile = true, .rewrite = false});  // the graph's own nodes (fusions_test: fused ones)
   RunStats stats;
   session.run(net.feeds(), {net.y}, {}, &stats);
   const RunProfile& run = stats.profile;
@@ -90,14 +90,14 @@ TEST_CASE("a run without profiling records no timings; a forced path shows in th
   plain.run(net.feeds(), {net.y}, {}, &stats);
   CHECK(stats.profile.nodes.empty());
   CHECK(stats.profile.duration_us == 0);
-  Session forced(net.g, {.kernel_path = "generic", .profile = true});
+  Session forced(net.g, {.kernel_path = "generic", .profile = true, .rewrite = false});
   forced.run(net.feeds(), {net.y}, {}, &stats);
   CHECK(timing_of(stats.profile, "conv").path == "generic");
 }
 
 TEST_CASE("Profiler adds runs up op by op, reports them and writes the kept runs as a Chrome trace", "[profile]") {
   Net net;
-  Session session(net.g, {.profile = true});
+  Session session(net.g, {.profile = true, .rewrite = false});
   Profiler profiler(2);  // keeps the first two runs for the trace
   double total = 0, kernels = 0;
   std::size_t nodes = 0;

@@ -99,7 +99,7 @@ TEST_CASE("train_cnn: --profile prints the steps' ops and writes their Chrome tr
                         Contains("wrote the first 2 steps as a Chrome trace to " + trace));
   std::ifstream in(trace);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK_THAT(text, StartsWith("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[") && Contains("\"cat\":\"Conv2D\""));
+  CHECK_THAT(text, StartsWith("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[") && Contains("\"cat\":\"_FusedConv2D\""));
   if (fs::exists("/dev/full")) {
     args = tiny;
     args.insert(args.end(), {"--profile", "/dev/full"});

@@ -252,7 +252,7 @@ std::span<const ConvPath> conv2d_path_table(ConvOp op) {
 }
 
 std::optional<ConvOp> conv2d_path_op(std::string_view op) {
-  if (op == "Conv2D") return ConvOp::Forward;
+  if (op == "Conv2D" || op == "_FusedConv2D") return ConvOp::Forward;
   if (op == "Conv2DBackpropInput" || op == "Conv2DBackpropInputV2") return ConvOp::BackpropInput;
   if (op == "Conv2DBackpropFilter" || op == "Conv2DBackpropFilterV2") return ConvOp::BackpropFilter;
   return std::nullopt;

@@ -1,0 +1,62 @@
+// Graph rewrites: fusions a session applies when it compiles a plan (SessionOptions::rewrite).
+// A rewrite looks at one node of the plan and may replace it, together with nodes that feed only
+// it, by one node of a fused op that gives the node's outputs with the same bits. The graph itself
+// never changes: the plan runs the fused node in the place of the node it replaces (its outputs
+// keep that node's id, so every reader finds them), and the absorbed nodes do not run. Rewrites
+// are registered like ops (the ops layer registers its fusions) and name ops, which core does not.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dagrad/core/graph.hpp"
+
+namespace dagrad {
+
+struct Fusion {
+  std::string op;              // the fused op
+  std::vector<Output> inputs;  // outputs of the session's graph
+  AttrMap attrs;               // completed with the fused op's defaults
+  std::vector<int> absorbed;   // nodes that no longer run: their outputs are read only within the fusion
+};
+
+// What a rewrite may ask about the plan it rewrites.
+class PlanView {
+ public:
+  virtual ~PlanView() = default;
+  virtual const Graph& graph() const = 0;
+  // The one node of the plan that reads `out`, when exactly one does, once, and `out` is neither
+  // fetched nor fed; else null.
+  virtual const Node* sole_reader(const Output& out) const = 0;
+  // Whether the node may be absorbed: in the plan, not yet absorbed, no control edges to or from it.
+  virtual bool absorbable(const Node& node) const = 0;
+  // Whether the session's device (and backend, if it names one) has a kernel for op in dtype.
+  virtual bool has_kernel(std::string_view op, DType dtype) const = 0;
+};
+
+using RewriteFn = std::function<std::optional<Fusion>(const Node& node, const PlanView& plan)>;
+
+class RewriteRegistry {
+ public:
+  struct Entry {
+    std::string name;
+    RewriteFn fn;
+  };
+  void add(std::string name, RewriteFn fn);
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+RewriteRegistry& rewrite_registry();
+
+// A node of op `fusion.op` with the fusion's inputs, validated and shape-inferred as Graph::add_node
+// does, that stands in for `replaced`: its id and name. Null when its outputs' dtypes or shapes
+// would differ from the replaced node's (the rewrite does not apply).
+std::optional<Node> fused_node(const Graph& graph, const Fusion& fusion, const Node& replaced);
+
+}  // namespace dagrad
