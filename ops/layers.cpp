@@ -69,9 +69,12 @@ Output Layers::conv2d(Output x, std::string_view name, std::int64_t filters, std
                      x.shape().to_string());
   }
   const std::int64_t in = x.shape()[3], taps = kernel_size * kernel_size;
-  Output kernel = vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{kernel_size, kernel_size, in, filters},
-                                       taps * in, taps * filters, x.dtype());
-  Output bias = vars_->create_zeros(*g_, str_cat(name, "/bias"), Shape{filters}, x.dtype());
+  const DType stored = variable_dtype(x.dtype());
+  Output kernel =
+      as_compute(vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{kernel_size, kernel_size, in, filters},
+                                      taps * in, taps * filters, stored),
+                 x.dtype());
+  Output bias = as_compute(vars_->create_zeros(*g_, str_cat(name, "/bias"), Shape{filters}, stored), x.dtype());
   Output y = ops::conv2d(
       *g_, x, kernel,
       {.strides = {1, stride, stride, 1}, .padding = std::string(padding), .name = str_cat(name, "/Conv2D")});
@@ -100,14 +103,23 @@ Output Layers::dense(Output x, std::string_view name, std::int64_t units, bool r
                      x.shape().to_string());
   }
   const std::int64_t in = x.shape()[1];
-  Output kernel = vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{in, units}, in, units, x.dtype());
-  Output bias = vars_->create_zeros(*g_, str_cat(name, "/bias"), Shape{units}, x.dtype());
+  const DType stored = variable_dtype(x.dtype());
+  Output kernel =
+      as_compute(vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{in, units}, in, units, stored), x.dtype());
+  Output bias = as_compute(vars_->create_zeros(*g_, str_cat(name, "/bias"), Shape{units}, stored), x.dtype());
   Output y = ops::bias_add(*g_, ops::mat_mul(*g_, x, kernel, false, false, str_cat(name, "/MatMul")), bias, "NHWC",
                            str_cat(name, "/BiasAdd"));
   return relu ? ops::relu(*g_, y, str_cat(name, "/Relu")) : y;
 }
 
+Output Layers::as_compute(Output variable, DType compute) {
+  if (variable.dtype() == compute) return variable;
+  return ops::cast(*g_, variable, compute, false, str_cat(variable.op().name, "/Cast"));
+}
+
 ClassifierMetrics classifier_metrics(Graph& g, Output logits, Output labels) {
+  // Mixed precision: the loss and its softmax in float32 (TF's Keras policy does the same).
+  if (logits.dtype() == DType::Half || logits.dtype() == DType::BFloat16) logits = ops::cast(g, logits, DType::Float32);
   ClassifierMetrics m;
   m.loss = ops::mean(g, ops::sparse_softmax_cross_entropy_with_logits(g, logits, labels).loss, {0}, false, "loss");
   Output correct = ops::equal(g, ops::arg_max(g, logits, 1, DType::Int32), labels);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,10 +49,14 @@ struct ClassifierMetrics {
 };
 ClassifierMetrics classifier_metrics(Graph& g, Output logits, Output labels);
 
-// Builds layers into a graph; float32, NHWC.
+// Builds layers into a graph, NHWC. Layers compute in their input's dtype. Their variables have
+// that dtype too, unless `master` names another: then they are kept in `master` (float32 master
+// weights for bfloat16 or half compute: mixed precision) and each layer casts them to its input's
+// dtype, so their gradients, and the optimiser's updates, are in `master`.
 class Layers {
  public:
-  Layers(Graph& g, VariableSet& variables) : g_(&g), vars_(&variables) {}
+  Layers(Graph& g, VariableSet& variables, std::optional<DType> master = std::nullopt)
+      : g_(&g), vars_(&variables), master_(master) {}
 
   // conv (HWIO kernel, Glorot) + bias (zeros) [+ relu]; variables NAME/kernel and NAME/bias.
   Output conv2d(Output x, std::string_view name, std::int64_t filters, std::int64_t kernel_size,
@@ -63,8 +68,13 @@ class Layers {
   Output dense(Output x, std::string_view name, std::int64_t units, bool relu = false);
 
  private:
+  // A new variable's dtype for an input of dtype `compute`, and the variable as that input's dtype.
+  DType variable_dtype(DType compute) const { return master_.value_or(compute); }
+  Output as_compute(Output variable, DType compute);
+
   Graph* g_;
   VariableSet* vars_;
+  std::optional<DType> master_;
 };
 
 }  // namespace dagrad::layers

@@ -1,9 +1,13 @@
 // CPU kernels for ZerosLike, OnesLike and Cast: the reference's element rules, split over fixed
-// blocks with tbb::parallel_for (elementwise, so any split gives the same bits).
+// blocks with tbb::parallel_for (elementwise, so any split gives the same bits). Casts between
+// float32 and half/bfloat16 (mixed-precision training casts every weight and gradient) take the
+// vectorised conversions of convert.hpp, bitwise equal to the element rule.
 #include <algorithm>
+#include <type_traits>
 
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/convert.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/core/tensor.hpp"
 
@@ -41,6 +45,11 @@ void register_array_kernels(KernelRegistry& r) {
       visit_dtype(out.dtype(), [&]<class D>() {
         const S* src = in.data<S>();
         D* dst = out.data<D>();
+        if constexpr (std::is_same_v<S, float> && is_reduced_float_v<D>) {
+          return convert_from_float(src, dst, in.num_elements());
+        } else if constexpr (is_reduced_float_v<S> && std::is_same_v<D, float>) {
+          return convert_to_float(src, dst, in.num_elements());
+        }
         blocks(in.num_elements(), [&](i64 b, i64 e) {
           for (i64 i = b; i < e; ++i) dst[i] = cast_value<D, S>(src[i]);
         });

@@ -10,9 +10,10 @@
 
 namespace dagrad::cpu {
 
-// The unsigned integer as wide as A (float, double or std::int64_t).
+// The unsigned integer as wide as A (half, bfloat16, float, double or std::int64_t).
 template <class A>
-using BitsOf = std::conditional_t<sizeof(A) == 4, std::uint32_t, std::uint64_t>;
+using BitsOf =
+    std::conditional_t<sizeof(A) == 2, std::uint16_t, std::conditional_t<sizeof(A) == 4, std::uint32_t, std::uint64_t>>;
 
 // a where c, else b, bit for bit (NaN payloads and signed zeros kept).
 template <class A>

@@ -7,6 +7,8 @@
 // An empty window (EXPLICIT padding over an input with no rows or columns) has no max: MaxPool
 // gives the lowest finite value there, as TF's CPU kernel, and the gradients route nothing.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -14,6 +16,7 @@
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/branch_free.hpp"
+#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
 
@@ -35,6 +38,17 @@ struct Span {
 Span window(i64 o, i64 stride, i64 pad, i64 size, i64 extent) {
   const i64 start = o * stride - pad;
   return {std::max<i64>(start, 0), std::min(start + size, extent)};
+}
+
+// An element as its accumulator type. bfloat16 widens by a shift (its bits are float32's upper
+// half), which GCC vectorises and Eigen's cast is not; the value is the same.
+template <class T>
+accumulator_t<T> widen_element(T v) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(std::bit_cast<std::uint16_t>(v)) << 16);
+  } else {
+    return static_cast<accumulator_t<T>>(v);
+  }
 }
 
 // Element stride of the channel dim in the input and the output.
@@ -69,7 +83,7 @@ void max_row(const Pool2DGeometry& g, i64 n, i64 orow, const T* x, Visit&& visit
     }
     const i64 first = g.in_offset(n, rows.begin, cols.begin, 0);
     for (i64 d = 0; d < g.depth; ++d) {
-      bv[d] = static_cast<A>(x[first + d * ds]);
+      bv[d] = widen_element(x[first + d * ds]);
       if constexpr (WithIndex) bi[d] = first + d * ds;
     }
     for (i64 r = rows.begin; r < rows.end; ++r) {
@@ -77,7 +91,7 @@ void max_row(const Pool2DGeometry& g, i64 n, i64 orow, const T* x, Visit&& visit
         const i64 base = g.in_offset(n, r, col, 0);
         const T* p = x + base;
         const auto update = [&](i64 d, i64 step) {
-          const A v = static_cast<A>(p[d * step]);
+          const A v = widen_element(p[d * step]);
           const bool greater = v > bv[d];
           if constexpr (WithIndex) {  // branch_free.hpp: GCC branched here, mispredicting
             bv[d] = select_bits(greater, v, bv[d]);
@@ -102,7 +116,20 @@ void max_pool(KernelContext& c) {
   const auto g = geometry(c, c.input(0).shape());
   const T* x = c.input(0).data<T>();
   T* y = c.allocate_output(0).data<T>();
-  if (c.output_shape(0).num_elements() == 0) return;
+  const i64 outputs = c.output_shape(0).num_elements();
+  if (outputs == 0) return;
+  if constexpr (is_reduced_float_v<T>) {
+    if (!g.nchw) {  // widened whole (see max_pool_grad): exact both ways, 16-bit loops stayed scalar
+      const FloatBuffer wide = to_float(x, c.input(0).num_elements());
+      FloatBuffer pooled(outputs);
+      parallel_out_rows(g, [&](i64 n, i64 orow) {
+        max_row<false>(g, n, orow, wide.data(), [&](i64 o, float value, i64 k) {
+          pooled.data()[o] = k < 0 ? static_cast<float>(std::numeric_limits<T>::lowest()) : value;
+        });
+      });
+      return from_float(pooled, y);
+    }
+  }
   const T lowest = std::numeric_limits<T>::lowest();
   parallel_out_rows(g, [&](i64 n, i64 orow) {
     max_row<false>(g, n, orow, x, [&](i64 o, accumulator_t<T> value, i64 k) {
@@ -142,8 +169,9 @@ void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, 
   using A = accumulator_t<T>;
   const i64 depth = g.depth, row = g.cols * depth;
   parallel_out_rows(g, [&](i64 n, i64 orow) {
-    std::vector<A> best(static_cast<std::size_t>(depth)), gradient(static_cast<std::size_t>(depth));
-    std::vector<A> winner(static_cast<std::size_t>(depth));
+    std::vector<A> best(static_cast<std::size_t>(depth)), winner(static_cast<std::size_t>(depth));
+    using Bits = BitsOf<T>;  // the writes select bit patterns: one lane width, no conversions
+    std::vector<Bits> gradient(static_cast<std::size_t>(depth));  // 0 + the window's gradient, rounded
     const Span rows = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
     const Span row_band = band(orow, g.stride_rows, g.pad_top, g.out_rows, g.rows);
     for (i64 r = row_band.begin; r < row_band.end; ++r) {
@@ -167,11 +195,11 @@ void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, 
           const T* p = x + g.in_offset(n, r, col, 0);
           const A number = static_cast<A>(e);
           if (e == 0) {
-            for (i64 d = 0; d < depth; ++d) best[d] = static_cast<A>(p[d]), winner[d] = number;
+            for (i64 d = 0; d < depth; ++d) best[d] = widen_element(p[d]), winner[d] = number;
             continue;
           }
           for (i64 d = 0; d < depth; ++d) {
-            const A v = static_cast<A>(p[d]);
+            const A v = widen_element(p[d]);
             const bool greater = v > best[d];
             best[d] = select_bits(greater, v, best[d]);
             winner[d] = select_bits(greater, number, winner[d]);
@@ -179,13 +207,13 @@ void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, 
         }
       }
       const T* go = grad + g.out_offset(n, orow, ocol, 0);
-      for (i64 d = 0; d < depth; ++d) gradient[d] = A(0) + static_cast<A>(go[d]);
+      for (i64 d = 0; d < depth; ++d) gradient[d] = std::bit_cast<Bits>(static_cast<T>(A(0) + widen_element(go[d])));
       e = 0;
       for (i64 r = rows.begin; r < rows.end; ++r) {
         for (i64 col = cols.begin; col < cols.end; ++col, ++e) {
-          T* q = dx + g.in_offset(n, r, col, 0);
+          auto* q = reinterpret_cast<Bits*>(dx + g.in_offset(n, r, col, 0));
           const A number = static_cast<A>(e);
-          for (i64 d = 0; d < depth; ++d) q[d] = static_cast<T>(select_bits(winner[d] == number, gradient[d], A(0)));
+          for (i64 d = 0; d < depth; ++d) q[d] = select_bits(winner[d] == number, gradient[d], Bits(0));
         }
       }
     }
@@ -205,6 +233,16 @@ void max_pool_grad(KernelContext& c) {
   if (c.output_shape(0).num_elements() == 0) return;
   if (!g.nchw && g.stride_rows >= g.window_rows && g.stride_cols >= g.window_cols && g.window_rows <= 4096 &&
       g.window_cols <= 4096) {  // element numbers below 2^24, exact in float
+    if constexpr (is_reduced_float_v<T>) {
+      // Widened whole: GCC vectorises the float32 loops and not the 16-bit ones (3x slower). Exact
+      // both ways: the inputs widen exactly, and the float32 kernel writes 0 + gradient or 0,
+      // which narrow as the accumulating kernel's results do.
+      const FloatBuffer wide_x = to_float(x, c.input(0).num_elements());
+      const FloatBuffer wide_grad = to_float(grad, c.input(2).num_elements());
+      FloatBuffer wide_dx(c.output_shape(0).num_elements());
+      max_pool_grad_disjoint(g, wide_x.data(), wide_grad.data(), wide_dx.data());
+      return from_float(wide_dx, dx);
+    }
     return max_pool_grad_disjoint(g, x, grad, dx);
   }
   const i64 image = g.rows * g.cols * g.depth;

@@ -3,7 +3,8 @@
 // Prints a progress bar per epoch, then loss and train/test accuracy; writes the curves as SVG.
 // With --save DIR it checkpoints at the end of every epoch (and every --save-every N steps);
 // --resume DIR continues such a run exactly: a run killed and resumed ends with the same weights,
-// bit for bit, as one never interrupted. --profile FILE times each op of the training steps, prints
+// bit for bit, as one never interrupted. --precision bfloat16 computes the layers in bfloat16 on
+// float32 master weights (mixed precision). --profile FILE times each op of the training steps, prints
 // the ops that took the time and writes a Chrome trace. Exit status: 0 done, 1 error, 2 usage error.
 #include <chrono>
 #include <cstdio>
@@ -36,8 +37,11 @@ struct Model {
   explicit Model(const Options& o) : vars(o.seed) {
     images = ops::placeholder(g, DType::Float32, Shape{-1, 28, 28, 1}, "images");
     labels = ops::placeholder(g, DType::Int32, Shape{-1}, "labels");
-    layers::Layers nn(g, vars);
-    Output x = nn.max_pool(nn.conv2d(images, "conv1", 32, 5));
+    // bfloat16: the layers compute in it on float32 master weights (classifier_metrics' loss is float32).
+    const DType compute = o.precision == "bfloat16" ? DType::BFloat16 : DType::Float32;
+    layers::Layers nn(g, vars, DType::Float32);
+    Output x = compute == DType::Float32 ? images : ops::cast(g, images, compute, false, "images/Cast");
+    x = nn.max_pool(nn.conv2d(x, "conv1", 32, 5));
     x = nn.max_pool(nn.conv2d(x, "conv2", 64, 5));
     x = nn.dense(nn.flatten(x), "dense1", 128, /*relu=*/true);
     logits = nn.dense(x, "dense2", 10);
@@ -140,7 +144,8 @@ int run(const Options& o) {
                                         .learning_rate = o.lr,
                                         .batch_size = o.batch_size,
                                         .seed = o.seed,
-                                        .train_images = train.size()};
+                                        .train_images = train.size(),
+                                        .precision = o.precision};
   Progress progress;
   if (!o.resume.empty()) {
     const CheckpointInfo info = restore_checkpoint(session, m.g, o.resume);
@@ -160,10 +165,10 @@ int run(const Options& o) {
     std::printf("test loss %.4f  test accuracy %.4f\n", loss, acc);
     return 0;
   }
-  std::printf("training on %lld images, testing on %lld; batch %lld, %s lr %g, seed %llu, %d threads, %s\n",
+  std::printf("training on %lld images, testing on %lld; batch %lld, %s lr %g, seed %llu, %d threads, %s, %s\n",
               static_cast<long long>(train.size()), static_cast<long long>(test.size()),
               static_cast<long long>(o.batch_size), o.optimizer.c_str(), o.lr, static_cast<unsigned long long>(o.seed),
-              o.threads > 0 ? o.threads : num_threads(), o.device.c_str());
+              o.threads > 0 ? o.threads : num_threads(), o.device.c_str(), o.precision.c_str());
   std::optional<Profiler> profiler;
   if (!o.profile.empty()) profiler.emplace();
   train_epochs(o, session, m, train, test, settings, progress, profiler ? &*profiler : nullptr);

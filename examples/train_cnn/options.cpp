@@ -57,6 +57,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--optimizer", o.optimizer, "sgd, momentum, nesterov or adam")
       ->check(CLI::IsMember({"sgd", "momentum", "nesterov", "adam"}))
       ->capture_default_str();
+  app.add_option("--precision", o.precision,
+                 "the layers' compute dtype: float32, or bfloat16 with float32 weights, optimiser and loss")
+      ->check(CLI::IsMember({"float32", "bfloat16"}))
+      ->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the initial weights and the batch order")->capture_default_str();
   app.add_option("--device", o.device, "cpu or cuda[:N]")->capture_default_str();
   app.add_option("--data", o.data, "directory of the IDX files ({train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz])")

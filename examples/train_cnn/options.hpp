@@ -23,6 +23,9 @@ struct Options {
   bool eval_only = false;
   std::int64_t limit = 0;  // train on the first N images only (0: all)
   std::string profile;     // time each op of the training steps; Chrome trace file ('' for none)
+  // The layers' compute dtype: "float32", or "bfloat16" (mixed precision: float32 master weights,
+  // optimiser and loss).
+  std::string precision = "float32";
 };
 
 // Parses the command line into `options`. Returns nothing to go on, or the status to exit with:

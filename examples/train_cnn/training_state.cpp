@@ -96,6 +96,7 @@ std::vector<SettingEntry> setting_entries(const RunSettings& s) {
           {"train_cnn/lr", "--lr", shortest(s.learning_rate)},
           {"train_cnn/batch_size", "--batch-size", std::to_string(s.batch_size)},
           {"train_cnn/seed", "--seed", std::to_string(s.seed)},
+          {"train_cnn/precision", "--precision", s.precision},
           {"train_cnn/train_images", "training images (--data, --limit):", std::to_string(s.train_images)}};
 }
 

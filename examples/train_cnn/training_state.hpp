@@ -18,6 +18,7 @@ struct RunSettings {
   std::int64_t batch_size = 0;
   std::uint64_t seed = 0;
   std::int64_t train_images = 0;
+  std::string precision = "float32";
 };
 
 struct Progress {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 
@@ -68,6 +69,27 @@ TEST_CASE("a small CNN learns a slice of Fashion-MNIST", "[train]") {
   const float accuracy = s.run(m.feed(held_out), m.accuracy).data<float>()[0];
   INFO("held-out accuracy " << accuracy);
   CHECK(accuracy > 0.6f);  // chance is 0.1
+}
+
+TEST_CASE("bfloat16 mixed-precision training keeps float32 weights and learns as float32 does", "[train]") {
+  if (!have_data()) {
+    WARN("Fashion-MNIST is not installed under " << kFashionMnistDir << "; skipped");
+    return;
+  }
+  const ImageDataset train_part = slice(test_split(), 0, 2000);
+  const ImageDataset held_out = slice(test_split(), 9000, 1000);
+  Model mixed(1, 8, "adam", 0.003, DType::BFloat16), plain(1, 8, "adam", 0.003);
+  for (const Output& v : mixed.vars.all()) CHECK(v.dtype() == DType::Float32);  // weights, slots, counters
+  CHECK(mixed.logits.dtype() == DType::BFloat16);
+  CHECK(mixed.loss.dtype() == DType::Float32);
+  Session s_mixed(mixed.g), s_plain(plain.g);
+  train(mixed, s_mixed, train_part, 2);
+  train(plain, s_plain, train_part, 2);
+  const float accuracy_mixed = s_mixed.run(mixed.feed(held_out), mixed.accuracy).data<float>()[0];
+  const float accuracy_plain = s_plain.run(plain.feed(held_out), plain.accuracy).data<float>()[0];
+  INFO("held-out accuracy: bfloat16 " << accuracy_mixed << ", float32 " << accuracy_plain);
+  CHECK(accuracy_mixed > 0.6f);
+  CHECK(std::abs(accuracy_mixed - accuracy_plain) < 0.03f);  // 30 of the 1000 held-out images
 }
 
 TEST_CASE("training is deterministic for a seed; optimisers all lower the loss", "[train]") {

@@ -44,6 +44,7 @@ TEST_CASE("train_cnn: out-of-range options are usage errors with readable ranges
   check_usage_error(train_cnn({"--threads", "100000"}, dir), "--threads: must be between 0 and 1024");
   check_usage_error(train_cnn({"--lr", "nan"}, dir), "--lr: must be a positive finite number, got 'nan'");
   check_usage_error(train_cnn({"--save-every", "x"}, dir), "--save-every: must be an integer");
+  check_usage_error(train_cnn({"--precision", "float16"}, dir), "--precision: float16 not in {float32,bfloat16}");
   check_usage_error(train_cnn({"--no-such-option"}, dir), "--no-such-option");
   check_usage_error(train_cnn({"--eval-only"}, dir), "--eval-only needs --load DIR or --resume DIR");
   check_usage_error(train_cnn({"--load", "a", "--resume", "b"}, dir), "--load");

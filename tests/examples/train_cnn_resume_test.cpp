@@ -119,6 +119,9 @@ TEST_CASE("train_cnn: --resume refuses other settings and damaged checkpoints by
   r = s.run({"--resume", ckpt.string(), "--optimizer", "sgd"});
   CHECK(r.status == 1);
   CHECK_THAT(r.err, Contains("was trained with --optimizer adam but this run has --optimizer sgd"));
+  r = s.run({"--resume", ckpt.string(), "--precision", "bfloat16"});
+  CHECK(r.status == 1);
+  CHECK_THAT(r.err, Contains("was trained with --precision float32 but this run has --precision bfloat16"));
 
   const fs::path kernel = ckpt / "conv2" / "kernel.npy";
   const std::string bytes = read_text(kernel);

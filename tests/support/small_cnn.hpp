@@ -1,5 +1,6 @@
 // The tests' small CNN: conv 5x5 (`filters`) -> relu -> max-pool -> dense 10, with its loss,
-// accuracy, one optimizer step and the variables' initializer in one graph.
+// accuracy, one optimizer step and the variables' initializer in one graph. The layers compute in
+// `compute` on float32 variables (mixed precision where `compute` is bfloat16 or half).
 #pragma once
 
 #include <cstdint>
@@ -19,11 +20,13 @@ struct SmallCnn {
   const Node* step = nullptr;
   const Node* init = nullptr;
 
-  SmallCnn(std::uint64_t seed, std::int64_t filters, const std::string& optimizer, double lr) : vars(seed) {
+  SmallCnn(std::uint64_t seed, std::int64_t filters, const std::string& optimizer, double lr,
+           DType compute = DType::Float32)
+      : vars(seed) {
     images = ops::placeholder(g, DType::Float32, Shape{-1, 28, 28, 1}, "images");
     labels = ops::placeholder(g, DType::Int32, Shape{-1}, "labels");
-    layers::Layers nn(g, vars);
-    Output x = nn.conv2d(images, "conv1", filters, 5);
+    layers::Layers nn(g, vars, DType::Float32);
+    Output x = nn.conv2d(compute == DType::Float32 ? images : ops::cast(g, images, compute), "conv1", filters, 5);
     x = nn.flatten(nn.max_pool(x));
     logits = nn.dense(x, "dense", 10);
     const layers::ClassifierMetrics metrics = layers::classifier_metrics(g, logits, labels);

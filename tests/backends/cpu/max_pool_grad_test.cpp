@@ -1,8 +1,9 @@
-// MaxPoolGrad's CPU kernel against the reference, bit for bit, where the op cases' distinct inputs
+// MaxPool's and MaxPoolGrad's CPU kernels against the reference, bit for bit, where the op cases' distinct inputs
 // cannot reach: windows with tied maxima and NaNs (the first maximum in row-major order takes the
 // gradient, a NaN is never replaced), gradients of -0 (0 + -0 lands as +0), and windows that do
 // not overlap (the kernel writes each input element once) with the input rows and columns they
-// leave out, SAME and EXPLICIT padding, in every float dtype, on 1 thread and on all.
+// leave out, SAME and EXPLICIT padding, in every float dtype (half and bfloat16 run widened), on
+// 1 thread and on all.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -48,7 +49,7 @@ struct Geometry {
 
 }  // namespace
 
-TEST_CASE("MaxPoolGrad on ties, NaNs and -0 gradients equals the reference bit for bit", "[cpu][pooling]") {
+TEST_CASE("MaxPool and MaxPoolGrad on ties, NaNs and -0 gradients equal the reference bit for bit", "[cpu][pooling]") {
   const Geometry geometries[] = {
       {"2x2 stride 2 VALID, exact cover", {3, 8, 6, 5}, nhwc_pool(2, 2, "VALID")},
       {"2x2 stride 2 VALID, odd sizes leave the last row and column", {2, 7, 9, 3}, nhwc_pool(2, 2, "VALID")},
@@ -70,6 +71,7 @@ TEST_CASE("MaxPoolGrad on ties, NaNs and -0 gradients equals the reference bit f
       const Tensor expected = run_op("MaxPoolGrad", {x, y, dy}, geometry.attrs, {.backend = "reference"})[0];
       for (int threads : {1, 0}) {
         set_num_threads(threads);
+        CHECK(same_bits(run_op("MaxPool", {x}, geometry.attrs)[0], y));
         CHECK(same_bits(run_op("MaxPoolGrad", {x, y, dy}, geometry.attrs)[0], expected));
       }
     }
