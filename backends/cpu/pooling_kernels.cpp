@@ -16,6 +16,7 @@
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/branch_free.hpp"
+#include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
@@ -39,6 +40,18 @@ Span window(i64 o, i64 stride, i64 pad, i64 size, i64 extent) {
   const i64 start = o * stride - pad;
   return {std::max<i64>(start, 0), std::min(start + size, extent)};
 }
+
+// Element loops compiled twice, for the baseline ISA and, through GCC's target attribute, for
+// AVX-512 (16 float lanes, and bfloat16 widening in registers), chosen at run time from cpu_info
+// (so DAGRAD_MAX_CPU_ISA caps it). Unlike -m flags on a file (backends/cpu/isa/), the attribute
+// leaves the inline functions such a loop shares with the library compiled for the baseline.
+#if defined(__x86_64__)
+#define DAGRAD_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
+bool use_avx512() { return cpu_info().avx512; }
+#else
+#define DAGRAD_AVX512_TARGET
+bool use_avx512() { return false; }
+#endif
 
 // An element as its accumulator type. bfloat16 widens by a shift (its bits are float32's upper
 // half), which GCC vectorises and Eigen's cast is not; the value is the same.
@@ -66,7 +79,7 @@ void parallel_out_rows(const Pool2DGeometry& g, F&& f) {
 // NHWC) and branch-free: a value replaces the best only when strictly greater (the first maximum
 // wins, and a NaN never replaces), so with WithIndex false it compiles to packed max instructions.
 template <bool WithIndex, class T, class Visit>
-void max_row(const Pool2DGeometry& g, i64 n, i64 orow, const T* x, Visit&& visit) {
+[[gnu::always_inline]] inline void max_row(const Pool2DGeometry& g, i64 n, i64 orow, const T* x, Visit&& visit) {
   using A = accumulator_t<T>;
   const i64 ds = in_depth_stride(g), ods = out_depth_stride(g);
   std::vector<A> best_value(static_cast<std::size_t>(g.depth));
@@ -111,6 +124,30 @@ void max_row(const Pool2DGeometry& g, i64 n, i64 orow, const T* x, Visit&& visit
   }
 }
 
+// MaxPool's output row (n, orow) in Out (T, or float for widened half/bfloat16 input); an empty
+// window gives T's lowest finite value, as TF's CPU kernel.
+template <class Lowest, class T, class Out>
+[[gnu::always_inline]] inline void max_pool_row(const Pool2DGeometry& g, const T* x, Out* y, i64 n, i64 orow) {
+  const Out lowest = static_cast<Out>(std::numeric_limits<Lowest>::lowest());
+  max_row<false>(g, n, orow, x, [&](i64 o, accumulator_t<T> value, i64 k) {
+    y[o] = k < 0 ? lowest : static_cast<Out>(value);  // value is an input element: exact
+  });
+}
+template <class Lowest, class T, class Out>
+void max_pool_row_baseline(const Pool2DGeometry& g, const T* x, Out* y, i64 n, i64 orow) {
+  max_pool_row<Lowest>(g, x, y, n, orow);
+}
+template <class Lowest, class T, class Out>
+DAGRAD_AVX512_TARGET void max_pool_row_avx512(const Pool2DGeometry& g, const T* x, Out* y, i64 n, i64 orow) {
+  max_pool_row<Lowest>(g, x, y, n, orow);
+}
+
+template <class Lowest, class T, class Out>
+void max_pool_rows(const Pool2DGeometry& g, const T* x, Out* y) {
+  const auto row = use_avx512() ? &max_pool_row_avx512<Lowest, T, Out> : &max_pool_row_baseline<Lowest, T, Out>;
+  parallel_out_rows(g, [&](i64 n, i64 orow) { row(g, x, y, n, orow); });
+}
+
 template <class T>
 void max_pool(KernelContext& c) {
   const auto g = geometry(c, c.input(0).shape());
@@ -122,20 +159,11 @@ void max_pool(KernelContext& c) {
     if (!g.nchw) {  // widened whole (see max_pool_grad): exact both ways, 16-bit loops stayed scalar
       const FloatBuffer wide = to_float(x, c.input(0).num_elements());
       FloatBuffer pooled(outputs);
-      parallel_out_rows(g, [&](i64 n, i64 orow) {
-        max_row<false>(g, n, orow, wide.data(), [&](i64 o, float value, i64 k) {
-          pooled.data()[o] = k < 0 ? static_cast<float>(std::numeric_limits<T>::lowest()) : value;
-        });
-      });
+      max_pool_rows<T>(g, wide.data(), pooled.data());
       return from_float(pooled, y);
     }
   }
-  const T lowest = std::numeric_limits<T>::lowest();
-  parallel_out_rows(g, [&](i64 n, i64 orow) {
-    max_row<false>(g, n, orow, x, [&](i64 o, accumulator_t<T> value, i64 k) {
-      y[o] = k < 0 ? lowest : static_cast<T>(value);  // value is an input element: exact
-    });
-  });
+  max_pool_rows<T>(g, x, y);
 }
 
 template <class T>
@@ -165,10 +193,11 @@ Span band(i64 o, i64 stride, i64 pad, i64 out_size, i64 extent) {
 // are output rows, each owning its band of input rows. The value written is 0 + gradient, as the
 // accumulating kernel's (a gradient of -0 lands as +0); half and bfloat16 round it exactly.
 template <class T>
-void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, T* dx) {
+[[gnu::always_inline]] inline void max_pool_grad_disjoint_row(const Pool2DGeometry& g, const T* x, const T* grad, T* dx,
+                                                              i64 n, i64 orow) {
   using A = accumulator_t<T>;
   const i64 depth = g.depth, row = g.cols * depth;
-  parallel_out_rows(g, [&](i64 n, i64 orow) {
+  {
     std::vector<A> best(static_cast<std::size_t>(depth)), winner(static_cast<std::size_t>(depth));
     using Bits = BitsOf<T>;  // the writes select bit patterns: one lane width, no conversions
     std::vector<Bits> gradient(static_cast<std::size_t>(depth));  // 0 + the window's gradient, rounded
@@ -217,7 +246,24 @@ void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, 
         }
       }
     }
-  });
+  }
+}
+
+// The row compiled for the baseline ISA and for AVX-512, chosen at run time (kCpuAvx512 below).
+template <class T>
+void max_pool_grad_disjoint_baseline(const Pool2DGeometry& g, const T* x, const T* grad, T* dx, i64 n, i64 orow) {
+  max_pool_grad_disjoint_row(g, x, grad, dx, n, orow);
+}
+template <class T>
+DAGRAD_AVX512_TARGET void max_pool_grad_disjoint_avx512(const Pool2DGeometry& g, const T* x, const T* grad, T* dx,
+                                                        i64 n, i64 orow) {
+  max_pool_grad_disjoint_row(g, x, grad, dx, n, orow);
+}
+
+template <class T>
+void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, T* dx) {
+  const auto row = use_avx512() ? &max_pool_grad_disjoint_avx512<T> : &max_pool_grad_disjoint_baseline<T>;
+  parallel_out_rows(g, [&](i64 n, i64 orow) { row(g, x, grad, dx, n, orow); });
 }
 
 // One task per image: finds each window's max and adds its gradient there, in output-row order
