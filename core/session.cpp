@@ -427,6 +427,7 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
   RunStats stats;
   if (options_.profile) stats.profile.start_us = run_start;
   const PeakWindow window;
+  const AllocatorStats host_before = host_allocator().stats();
   VariableStore variables = variables_.run_view();  // keeps this run's variable handles alive
   std::vector<Tensor> results;
   auto body = [&] { results = execute(plan, placed, fetches, variables, stats); };
@@ -436,6 +437,9 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
     default_arena().execute(body);  // a handle: set_num_threads cannot pull it from under us
   if (!options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
   stats.peak_bytes_in_use = window.peak();
+  const AllocatorStats host_after = host_allocator().stats();
+  stats.fresh_allocations = host_after.fresh_allocations - host_before.fresh_allocations;
+  stats.reused_allocations = host_after.reused_allocations - host_before.reused_allocations;
   stats.host_to_device_copies = transfer_stats().host_to_device_copies - copies_before;
   if (options_.profile) stats.profile.duration_us = steady_us() - run_start;
   if (stats_out != nullptr) *stats_out = stats;

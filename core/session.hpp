@@ -43,6 +43,10 @@ struct RunStats {
   // The host allocator's peak while the run lasted; exact when no other run overlaps it, else the
   // peak since the oldest of the overlapping runs began.
   std::int64_t peak_bytes_in_use = 0;
+  // Host allocator blocks taken from the system, and served from its cache, while the run lasted.
+  // Once a plan has run with the same shapes, a run takes no fresh ones: its sizes are cached.
+  std::int64_t fresh_allocations = 0;
+  std::int64_t reused_allocations = 0;
   // Host -> device copies made while the run lasted (transfer_stats(), so process-wide), and of
   // them the Const values this session copied to its device: only on a Const's first use.
   std::int64_t host_to_device_copies = 0;
