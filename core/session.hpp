@@ -1,5 +1,5 @@
 // Session: binds a graph to a device, compiles a plan per set of feeds/fetches/targets, and
-// runs it, freeing each intermediate buffer after its last reader.
+// runs it, handing each intermediate value to its last reader, whose kernel may reuse its buffer.
 #pragma once
 
 #include <map>
@@ -56,8 +56,10 @@ struct RunStats {
 
 // The compiled schedule, exposed for tests and tools.
 struct PlanInfo {
-  std::vector<int> order;                           // node ids in execution order
-  std::vector<std::vector<Output>> released_after;  // per step: outputs freed after it runs
+  std::vector<int> order;  // node ids in execution order
+  // Per step: the values it frees, those it reads last (handed to its kernel, which may reuse
+  // their buffers) and then its outputs that nothing reads.
+  std::vector<std::vector<Output>> released_after;
 };
 
 // Thread safety: several threads may call run() (and plan_info) on one session at once, as with
