@@ -34,6 +34,22 @@ Tensor& KernelContext::allocate_output(int i) {
   return slot;
 }
 
+bool KernelContext::can_forward(int input, int output) const {
+  const Tensor& in = inputs_.at(static_cast<std::size_t>(input));
+  return in.buffer_unshared() && in.device() == device_ && in.dtype() == output_dtype(output) &&
+         in.shape() == output_shape(output);
+}
+
+Tensor& KernelContext::forward_input_or_allocate_output(std::initializer_list<int> inputs, int output) {
+  for (int input : inputs) {
+    if (!can_forward(input, output)) continue;
+    auto& slot = outputs_.at(static_cast<std::size_t>(output));
+    slot = inputs_[static_cast<std::size_t>(input)];  // input(input) stays readable: one buffer, two names
+    return slot;
+  }
+  return allocate_output(output);
+}
+
 void KernelContext::set_output(int i, Tensor tensor) {
   if (tensor.defined() && (tensor.dtype() != output_dtype(i) || tensor.shape() != output_shape(i))) {
     fail(Code::Internal, op_, ": kernel produced output ", i, " as ", dtype_name(tensor.dtype()), " ",

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -37,6 +38,13 @@ class KernelContext {
   DType output_dtype(int i) const { return output_dtypes_.at(static_cast<std::size_t>(i)); }
   // Allocates output i with its inferred dtype and shape on the kernel's device.
   Tensor& allocate_output(int i);
+  // Output `output` in the buffer of the first of `inputs` where that is safe (TF's
+  // forward_input_or_allocate_output), else allocate_output(output). Safe: no other Tensor holds
+  // the buffer (the executor hands over an input it reads for the last time; feeds, fetches,
+  // Const values and variables keep a reference of their own) and it has the output's dtype,
+  // shape and device. The kernel must then read each element of that input before writing the
+  // output element of the same index, and no element of it after that.
+  Tensor& forward_input_or_allocate_output(std::initializer_list<int> inputs, int output);
   // Hands over an existing tensor (forwarding an input, a constant) as output i.
   void set_output(int i, Tensor tensor);
   std::vector<Tensor>& outputs() { return outputs_; }
@@ -63,6 +71,8 @@ class KernelContext {
   std::vector<DType> output_dtypes_;
   std::vector<Shape> output_shapes_;
   std::vector<Tensor> outputs_;
+
+  bool can_forward(int input, int output) const;
 };
 
 using KernelFn = std::function<void(KernelContext&)>;

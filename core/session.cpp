@@ -37,7 +37,11 @@ struct Session::Plan {
     const Node* node;
     const KernelDef* kernel;
     std::vector<std::string> variable_names;
-    std::vector<Output> release;  // outputs whose last reader is this step
+    // The values freed at this step: those it reads last, which the executor hands to the kernel
+    // without keeping them (so that their buffers may become outputs), and its own outputs that
+    // nothing reads or fetches, freed once it has run.
+    std::vector<Output> last_reads;
+    std::vector<Output> unread;
     // Device sessions only; false and empty on the CPU, where a Const's kernel hands out its
     // attribute without a copy. A Const step yields its host attribute (no kernel, no copy);
     // each device-memory input it feeds reads the session's device copy instead.
@@ -286,8 +290,10 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
       const Output out{graph_, n.id, i};
       if (fetched.count(out)) continue;
       auto it = last_reader.find(out);
-      const std::size_t release_at = it == last_reader.end() ? s : it->second;
-      plan->steps[release_at].release.push_back(out);
+      if (it == last_reader.end())
+        plan->steps[s].unread.push_back(out);
+      else
+        plan->steps[it->second].last_reads.push_back(out);
     }
   }
   return plan;
@@ -314,7 +320,8 @@ PlanInfo Session::plan_info(const FeedMap& feeds, const std::vector<Output>& fet
   PlanInfo info;
   for (const auto& step : plan.steps) {
     info.order.push_back(step.node->id);
-    info.released_after.push_back(step.release);
+    info.released_after.push_back(step.last_reads);
+    info.released_after.back().insert(info.released_after.back().end(), step.unread.begin(), step.unread.end());
   }
   return info;
 }
@@ -338,6 +345,7 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
     std::vector<Tensor> inputs;
     inputs.reserve(n.inputs.size());
     for (const auto& in : n.inputs) inputs.push_back(value_of(in));
+    for (const auto& out : step.last_reads) values[out.node][static_cast<std::size_t>(out.index)] = Tensor();
     for (const auto& c : step.device_const_inputs) inputs[c.input] = device_const(*c.node, *c.kernel, stats);
     std::string_view ran_path;
     KernelCall call{n.def,
@@ -370,7 +378,7 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
                                      begin - stats.profile.start_us, end - begin,
                                      node_flops(n, input_shapes, values[n.id])});
     }
-    for (const auto& out : step.release) values[out.node][static_cast<std::size_t>(out.index)] = Tensor();
+    for (const auto& out : step.unread) values[n.id][static_cast<std::size_t>(out.index)] = Tensor();
     ++stats.nodes_run;
   }
   std::vector<Tensor> results;
@@ -427,6 +435,7 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
   RunStats stats;
   if (options_.profile) stats.profile.start_us = run_start;
   const PeakWindow window;
+  const AllocatorStats host_before = host_allocator().stats();
   VariableStore variables = variables_.run_view();  // keeps this run's variable handles alive
   std::vector<Tensor> results;
   auto body = [&] { results = execute(plan, placed, fetches, variables, stats); };
@@ -436,6 +445,9 @@ std::vector<Tensor> Session::run(const FeedMap& feeds, const std::vector<Output>
     default_arena().execute(body);  // a handle: set_num_threads cannot pull it from under us
   if (!options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
   stats.peak_bytes_in_use = window.peak();
+  const AllocatorStats host_after = host_allocator().stats();
+  stats.fresh_allocations = host_after.fresh_allocations - host_before.fresh_allocations;
+  stats.reused_allocations = host_after.reused_allocations - host_before.reused_allocations;
   stats.host_to_device_copies = transfer_stats().host_to_device_copies - copies_before;
   if (options_.profile) stats.profile.duration_us = steady_us() - run_start;
   if (stats_out != nullptr) *stats_out = stats;

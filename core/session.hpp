@@ -1,5 +1,5 @@
 // Session: binds a graph to a device, compiles a plan per set of feeds/fetches/targets, and
-// runs it, freeing each intermediate buffer after its last reader.
+// runs it, handing each intermediate value to its last reader, whose kernel may reuse its buffer.
 #pragma once
 
 #include <map>
@@ -43,6 +43,10 @@ struct RunStats {
   // The host allocator's peak while the run lasted; exact when no other run overlaps it, else the
   // peak since the oldest of the overlapping runs began.
   std::int64_t peak_bytes_in_use = 0;
+  // Host allocator blocks taken from the system, and served from its cache, while the run lasted.
+  // Once a plan has run with the same shapes, a run takes no fresh ones: its sizes are cached.
+  std::int64_t fresh_allocations = 0;
+  std::int64_t reused_allocations = 0;
   // Host -> device copies made while the run lasted (transfer_stats(), so process-wide), and of
   // them the Const values this session copied to its device: only on a Const's first use.
   std::int64_t host_to_device_copies = 0;
@@ -52,8 +56,10 @@ struct RunStats {
 
 // The compiled schedule, exposed for tests and tools.
 struct PlanInfo {
-  std::vector<int> order;                           // node ids in execution order
-  std::vector<std::vector<Output>> released_after;  // per step: outputs freed after it runs
+  std::vector<int> order;  // node ids in execution order
+  // Per step: the values it frees, those it reads last (handed to its kernel, which may reuse
+  // their buffers) and then its outputs that nothing reads.
+  std::vector<std::vector<Output>> released_after;
 };
 
 // Thread safety: several threads may call run() (and plan_info) on one session at once, as with

@@ -72,6 +72,10 @@ class Tensor {
 
   // Whether both share one buffer (used by tests of buffer reuse).
   bool shares_buffer_with(const Tensor& other) const { return buffer_ == other.buffer_; }
+  // Whether no other Tensor holds this one's buffer, so that writing it changes no value anyone
+  // else can see (KernelContext::forward_input_or_allocate_output). Exact under threads: with no
+  // other holder, no other thread can make one.
+  bool buffer_unshared() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
   std::string to_string(std::int64_t max_elements = 64) const;
 
  private:

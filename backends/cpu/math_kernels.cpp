@@ -76,11 +76,13 @@ void blocks(i64 n, F&& body) {
   tbb::parallel_for(i64{0}, (n + kBlock - 1) / kBlock, [&](i64 b) { body(b * kBlock, std::min(n, (b + 1) * kBlock)); });
 }
 
+// The result may overwrite an operand of the output's shape (forward_input_or_allocate_output):
+// output element i reads that operand's element i only, before writing.
 template <class T, class Op>
 void binary(KernelContext& c, Op op) {
   const Tensor& xt = c.input(0);
   const Tensor& yt = c.input(1);
-  Tensor& out = c.allocate_output(0);
+  Tensor& out = c.forward_input_or_allocate_output({0, 1}, 0);
   if (out.num_elements() == 0) return;  // an empty operand's strides may overflow: no plan
   const Broadcast b = plan_broadcast(out.shape(), xt.shape(), yt.shape());
   const T* x = xt.data<T>();
@@ -227,7 +229,7 @@ void reciprocal(KernelContext& c) {
   if constexpr (!is_floating_v<T>) {
     if (std::find(x, x + n, T(0)) != x + n) invalid_argument("Reciprocal: Integer division by zero");
   }
-  T* y = c.allocate_output(0).data<T>();
+  T* y = c.forward_input_or_allocate_output({0}, 0).data<T>();  // y[i] is written after x[i] is read
   blocks(n, [&](i64 b, i64 e) {
     if constexpr (is_floating_v<T>) {
       for (i64 i = b; i < e; ++i) y[i] = static_cast<T>(calc_t<T>(1) / up(x[i]));
@@ -254,7 +256,7 @@ void register_math_kernels(KernelRegistry& r) {
   add_kernels(r, "Neg", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       const T* x = c.input(0).data<T>();
-      Tensor& out = c.allocate_output(0);
+      Tensor& out = c.forward_input_or_allocate_output({0}, 0);  // y[i] is written after x[i] is read
       T* y = out.data<T>();
       // -x flips the sign bit (Neg(0) = -0, as in TF); integers wrap.
       blocks(out.num_elements(), [&](i64 b, i64 e) {
@@ -270,7 +272,8 @@ void register_math_kernels(KernelRegistry& r) {
               []<class T>() -> KernelFn { return reciprocal<T>; });
   add_kernels(r, "AddN", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
-      Tensor& out = c.allocate_output(0);
+      // A block of every input is read before the block of the output is written.
+      Tensor& out = c.forward_input_or_allocate_output({0}, 0);
       T* y = out.data<T>();
       // Summed in double (wrapping uint64 for integers) in input order, rounded once.
       blocks(out.num_elements(), [&](i64 b, i64 e) {

@@ -59,10 +59,12 @@ void relu_chunk(const T* x, T* y, i64 n) {
   }
 }
 
+// Relu, ReluGrad and BiasAdd may write over an input (forward_input_or_allocate_output): input
+// element i is read, itself or widened into a chunk buffer, before output element i is stored.
 template <class T>
 void relu(KernelContext& c) {
   const T* x = c.input(0).data<T>();
-  Tensor& out = c.allocate_output(0);
+  Tensor& out = c.forward_input_or_allocate_output({0}, 0);
   T* y = out.data<T>();
   parallel_chunks(out.num_elements(), [&](i64 b, i64 n) { relu_chunk(x + b, y + b, n); });
 }
@@ -73,13 +75,13 @@ void relu_grad(KernelContext& c) {
   using A = accumulator_t<T>;
   const T* g = c.input(0).data<T>();
   const T* f = c.input(1).data<T>();
-  Tensor& out = c.allocate_output(0);
+  Tensor& out = c.forward_input_or_allocate_output({0}, 0);  // the gradient's buffer
   T* y = out.data<T>();
   parallel_chunks(out.num_elements(), [&](i64 b, i64 n) {
     ChunkBuffer<T> gb, fb, yb;
-    const A* __restrict gv = load(g + b, n, gb.data);
+    const A* gv = load(g + b, n, gb.data);  // may be yv: element i is read before it is written
     const A* __restrict fv = load(f + b, n, fb.data);
-    A* __restrict yv = stage(y + b, yb.data);
+    A* yv = stage(y + b, yb.data);
     for (i64 i = 0; i < n; ++i) yv[i] = gv[i] * one_if<A>(fv[i] > A(0));
     store(yv, y + b, n);
   });
@@ -132,7 +134,7 @@ class BiasRuns {
 
 template <class T>
 void bias_add(KernelContext& c) {
-  Tensor& out = c.allocate_output(0);
+  Tensor& out = c.forward_input_or_allocate_output({0}, 0);  // bias_add_relu allows y == x
   const ChannelSplit s = split_at_channel(c.input(0).shape(), c.attr<std::string>("data_format"));
   bias_add_relu(c.input(0).data<T>(), c.input(1).data<T>(), out.data<T>(), s, out.num_elements(), false);
 }

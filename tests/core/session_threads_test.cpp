@@ -1,7 +1,8 @@
 // Threads: one session run by several threads at once (a conv graph, variables, use_locking
-// updates), set_num_threads toggled under running work, and the registries' first use from many
-// threads. Each gives exactly the single-threaded results; scripts/tsan.sh runs them under
-// ThreadSanitizer, where a race fails them even when the values happen to come out right.
+// updates, kernels writing over their inputs), set_num_threads toggled under running work, and
+// the registries' first use from many threads. Each gives exactly the single-threaded results;
+// scripts/tsan.sh runs them under ThreadSanitizer, where a race fails them even when the values
+// happen to come out right.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -171,6 +172,33 @@ TEST_CASE("threads reading a variable while another assigns it get the single-th
     for (int run = 0; run < 30; ++run) mismatches[static_cast<std::size_t>(t)] += !same_bits(s.run(feeds, y), expected);
   });
   CHECK(mismatches == std::vector<int>(kReaders + 1, 0));
+}
+
+TEST_CASE("threads whose kernels write over their own values leave shared feeds and variables alone", "[threads]") {
+  constexpr int kThreads = 4;
+  Graph g;
+  Output x = ops::placeholder(g, DType::Float32, Shape{64, 64}, "x");
+  Output v = ops::variable(g, Shape{64, 64}, DType::Float32, "v");
+  const Tensor initial = random_tensor(Shape{64, 64}, 9);
+  Output init = ops::assign(g, v, ops::constant(g, initial), true, "init");
+  // Neg's result is each run's own: Add, Relu and ReluGrad write over it; x and v are shared.
+  Output y = ops::relu_grad(g, ops::relu(g, ops::add(g, ops::neg(g, x), v)), ops::identity(g, v));
+  Output z = ops::relu(g, ops::identity(g, x));
+  Session s(g);
+  s.run({}, init);
+  const Tensor xv = random_tensor(Shape{64, 64}, 10);
+  const Tensor x_copy = xv.clone();
+  const std::vector<Tensor> expected = s.run({{x, xv}}, {y, z});
+  std::vector<int> mismatches(kThreads, 0);
+  on_threads(kThreads, [&](int t) {
+    for (int run = 0; run < 20; ++run) {
+      const std::vector<Tensor> out = s.run({{x, xv}}, {y, z});
+      mismatches[static_cast<std::size_t>(t)] += !same_bits(out[0], expected[0]) + !same_bits(out[1], expected[1]);
+    }
+  });
+  CHECK(mismatches == std::vector<int>(kThreads, 0));
+  CHECK(same_bits(xv, x_copy));
+  CHECK(same_bits(s.variables().get_or_undefined("v"), initial));
 }
 
 TEST_CASE("use_locking updates of one variable from several threads lose nothing", "[threads]") {
