@@ -179,13 +179,14 @@ def main():
 
 @torch.no_grad()
 def evaluate(model, x, y):
-    """Mean loss and accuracy over a split in batches of 1000, as train_cnn's evaluate."""
+    """Mean loss and accuracy over a split. Batches of 100, not train_cnn's 1000: PyTorch's 100 MB
+    activations of 1000 images come fresh from mmap each time and fault in page by page (8x slower)."""
     model.eval()
     loss = correct = 0.0
-    for begin in range(0, len(x), 1000):
-        logits = model(x[begin : begin + 1000])
-        loss += F.cross_entropy(logits, y[begin : begin + 1000], reduction="sum").item()
-        correct += (logits.argmax(1) == y[begin : begin + 1000]).sum().item()
+    for begin in range(0, len(x), 100):
+        logits = model(x[begin : begin + 100])
+        loss += F.cross_entropy(logits, y[begin : begin + 100], reduction="sum").item()
+        correct += (logits.argmax(1) == y[begin : begin + 100]).sum().item()
     return loss / len(x), correct / len(x)
 
 
