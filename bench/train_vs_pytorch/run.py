@@ -15,9 +15,11 @@ import datetime
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -100,15 +102,30 @@ def load_note():
     return note
 
 
+def busy_seconds():
+    """CPU seconds all CPUs spent outside idle and iowait (steal, the hypervisor's, counts)."""
+    ticks = [int(v) for v in open("/proc/stat").readline().split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def children_seconds():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run_one(cmd, env=None):
+    """(images/s, test accuracy, share of the CPUs that other processes took during the run)."""
+    busy, ours, start = busy_seconds(), children_seconds(), time.monotonic()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    others = (busy_seconds() - busy) - (children_seconds() - ours)
+    others = max(0.0, others) / ((time.monotonic() - start) * os.cpu_count())
     epochs = EPOCH_LINE.findall(r.stdout)
     if r.returncode != 0 or not epochs:
         sys.stderr.write(r.stdout + r.stderr)
         fail(f"run failed (status {r.returncode}): {' '.join(cmd)}")
     # Every epoch trains on the same images, so the whole run's rate is the harmonic mean.
     rate = len(epochs) / sum(1.0 / float(e[3]) for e in epochs)
-    return rate, float(epochs[-1][2])
+    return rate, float(epochs[-1][2]), others
 
 
 def spread(values, fmt):
@@ -162,29 +179,35 @@ def main():
     for t in threads:
         # OpenMP and OpenBLAS read these when PyTorch loads them; set_num_threads sets the rest.
         env = dict(os.environ, OMP_NUM_THREADS=str(t), OPENBLAS_NUM_THREADS=str(t))
-        dagrad, torch_, dagrad_acc, torch_acc = [], [], [], []
+        dagrad, torch_, dagrad_acc, torch_acc, others = [], [], [], [], []
         for rep in range(o.reps):
-            rate, acc = run_one([train_cnn, *common, "--threads", str(t), "--plot", ""])
+            rate, acc, busy = run_one([train_cnn, *common, "--threads", str(t), "--plot", ""])
             dagrad.append(rate)
             dagrad_acc.append(acc)
-            rate, acc = run_one([*torch_cmd, "--threads", str(t)], env)
+            others.append(busy)
+            rate, acc, busy = run_one([*torch_cmd, "--threads", str(t)], env)
             torch_.append(rate)
             torch_acc.append(acc)
+            others.append(busy)
             print(f"  {t} thread(s), rep {rep + 1}/{o.reps}: dagrad {dagrad[-1]:.0f} images/s (test accuracy "
-                  f"{dagrad_acc[-1]:.4f}), PyTorch {torch_[-1]:.0f} images/s (test accuracy {torch_acc[-1]:.4f})",
-                  flush=True)
-        rows.append((t, dagrad, torch_, [d / p for d, p in zip(dagrad, torch_)], dagrad_acc, torch_acc))
+                  f"{dagrad_acc[-1]:.4f}), PyTorch {torch_[-1]:.0f} images/s (test accuracy {torch_acc[-1]:.4f}); "
+                  f"other processes took {100 * others[-2]:.0f}% / {100 * others[-1]:.0f}% of the CPUs", flush=True)
+        rows.append((t, dagrad, torch_, [d / p for d, p in zip(dagrad, torch_)], dagrad_acc, torch_acc, others))
 
-    head = ("threads", "dagrad images/s", "PyTorch images/s", "ratio median (min-max)", "dagrad acc", "PyTorch acc")
+    head = ("threads", "dagrad images/s", "PyTorch images/s", "ratio median (min-max)", "dagrad acc", "PyTorch acc",
+            "others")
     table = [head]
-    for t, dagrad, torch_, ratios, dagrad_acc, torch_acc in rows:
+    for t, dagrad, torch_, ratios, dagrad_acc, torch_acc, others in rows:
         table.append((str(t), " ".join(f"{r:.0f}" for r in dagrad), " ".join(f"{r:.0f}" for r in torch_),
                       f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})",
-                      spread(dagrad_acc, "{:.4f}"), spread(torch_acc, "{:.4f}")))
+                      spread(dagrad_acc, "{:.4f}"), spread(torch_acc, "{:.4f}"), f"{100 * max(others):.0f}%"))
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     print()
     for r in table:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    worst = max(max(r[-1]) for r in rows)
+    print(f"others: the largest share of the CPUs that other processes took during a run"
+          + (" -- above 5%: the runs competed for the cores; measure again on an idle machine" if worst > 0.05 else ""))
 
 
 if __name__ == "__main__":
