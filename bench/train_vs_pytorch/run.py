@@ -95,11 +95,12 @@ def cpu_header():
 
 
 def load_note():
-    load1 = float(open("/proc/loadavg").read().split()[0])
-    note = f"load average (1 min) before measuring: {load1:.2f}"
-    if load1 > 0.5:
-        note += "  -- other processes are running: the numbers will be noisy"
-    return note
+    # The load average lags by minutes; one second of /proc/stat says what runs now.
+    busy = busy_seconds()
+    time.sleep(1)
+    share = (busy_seconds() - busy) / os.cpu_count()
+    note = f"other processes took {100 * share:.0f}% of the CPUs in the second before measuring"
+    return note + ("  -- the numbers will be noisy" if share > 0.05 else "")
 
 
 def busy_seconds():
