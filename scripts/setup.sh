@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # Installs dagrad's build and test dependencies from Debian's archive; does nothing when all
-# are present. Safe to run any number of times.
+# are present. Safe to run any number of times. With --bench it also installs what
+# bench/train_vs_pytorch needs (PyTorch, NumPy); the tests never need those.
 set -euo pipefail
+
+bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) bench=1 ;;
+    *) echo "usage: scripts/setup.sh [--bench]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake pkg-config   # toolchain
@@ -18,6 +27,10 @@ packages=(
   dataset-fashion-mnist              # training data
   libdnnl-dev                        # oneDNN, for the CPU benchmark only
 )
+# Debian's PyTorch runs on the system python3 (/usr/bin/python3), not on a pyenv or venv one.
+# Its dense layers call libblas.so.3: without recommends that is Netlib's reference BLAS, several
+# times slower; OpenBLAS's OpenMP build shares PyTorch's thread count.
+[ "$bench" -eq 0 ] || packages+=(python3-torch python3-numpy libopenblas0-openmp)
 
 missing=()
 for p in "${packages[@]}"; do
