@@ -145,6 +145,8 @@ def main():
     ap.add_argument("--train-cnn", help=f"dagrad's trainer (default: examples/train_cnn in the first of "
                     f"{', '.join(BUILD_DIRS)})")
     ap.add_argument("--python", default="/usr/bin/python3", help="the python that imports torch")
+    ap.add_argument("--precision", choices=("float32", "bfloat16"), default="float32",
+                    help="dagrad's --precision (PyTorch trains in float32 either way)")
     ap.add_argument("--channels-last", action="store_true", help="PyTorch in NHWC memory format (default NCHW)")
     ap.add_argument("--torch-init", choices=("dagrad", "torch"), default="dagrad",
                     help="dagrad: both start from dagrad's weights and batch order (default)")
@@ -168,7 +170,7 @@ def main():
           f"{o.epochs} epoch(s), {o.reps} rep(s), {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     for line in cpu_header():
         print(line)
-    print(f"dagrad:  {train_cnn} (built {built:%Y-%m-%d %H:%M} UTC)")
+    print(f"dagrad:  {train_cnn} (built {built:%Y-%m-%d %H:%M} UTC), --precision {o.precision}")
     print(f"PyTorch: {torch_info['version']} on {o.python} (Python {torch_info['python']}), oneDNN {torch_info['onednn']} (available: {torch_info['mkldnn']}), ATen CPU capability "
           f"{torch_info['capability']}, BLAS {', '.join(torch_info['blas']) or 'none loaded'}; "
           f"{'channels_last' if o.channels_last else 'NCHW'}, init {o.torch_init}")
@@ -182,7 +184,7 @@ def main():
         env = dict(os.environ, OMP_NUM_THREADS=str(t), OPENBLAS_NUM_THREADS=str(t))
         dagrad, torch_, dagrad_acc, torch_acc, others = [], [], [], [], []
         for rep in range(o.reps):
-            rate, acc, busy = run_one([train_cnn, *common, "--threads", str(t), "--plot", ""])
+            rate, acc, busy = run_one([train_cnn, *common, "--threads", str(t), "--plot", "", "--precision", o.precision])
             dagrad.append(rate)
             dagrad_acc.append(acc)
             others.append(busy)
