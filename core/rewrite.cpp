@@ -1,6 +1,9 @@
 // The rewrite registry and the validation of fused nodes.
 #include "dagrad/core/rewrite.hpp"
 
+#include <algorithm>
+#include <map>
+
 #include "dagrad/core/registries.hpp"
 
 namespace dagrad {
@@ -13,6 +16,86 @@ void RewriteRegistry::add(std::string name, RewriteFn fn) {
 }
 
 RewriteRegistry& rewrite_registry() { return registries().rewrites; }
+
+namespace {
+
+// The plan as rewrites see it: who reads each output, which nodes have control edges.
+class CompileView final : public PlanView {
+ public:
+  CompileView(const Graph& g, const std::vector<char>& needed, const std::vector<Output>& feeds,
+              const std::vector<Output>& fetches, const std::vector<const Node*>& targets, Device device,
+              std::string_view backend)
+      : graph_(g),
+        needed_(needed),
+        absorbed_(needed.size(), 0),
+        controlled_(needed.size(), 0),
+        device_(device),
+        backend_(backend) {
+    for (int id = 0; id < g.num_nodes(); ++id) {
+      if (!needed[static_cast<std::size_t>(id)]) continue;
+      const Node& n = g.node(id);
+      for (const Output& in : n.inputs) {
+        if (std::find(feeds.begin(), feeds.end(), in) != feeds.end()) continue;
+        auto [it, first] = readers_.try_emplace(in, &n);
+        if (!first) it->second = nullptr;  // a second read
+      }
+      if (!n.control_inputs.empty()) controlled_[static_cast<std::size_t>(id)] = 1;
+      for (int c : n.control_inputs) controlled_[static_cast<std::size_t>(c)] = 1;
+    }
+    for (const Node* t : targets) controlled_[static_cast<std::size_t>(t->id)] = 1;
+    for (const auto& out : fetches) readers_[out] = nullptr;
+    for (const auto& out : feeds) readers_[out] = nullptr;
+  }
+  const Graph& graph() const override { return graph_; }
+  const Node* sole_reader(const Output& out) const override {
+    auto it = readers_.find(out);
+    return it == readers_.end() ? nullptr : it->second;
+  }
+  bool absorbable(const Node& n) const override {
+    const auto id = static_cast<std::size_t>(n.id);
+    return needed_[id] && !absorbed_[id] && !controlled_[id];
+  }
+  bool has_kernel(std::string_view op, DType dtype) const override {
+    return kernel_registry().find(op, device_.kind, dtype, backend_) != nullptr ||
+           (!backend_.empty() && kernel_registry().find(op, device_.kind, dtype) != nullptr);
+  }
+  bool is_absorbed(int id) const { return absorbed_[static_cast<std::size_t>(id)]; }
+  void absorb(int id) { absorbed_[static_cast<std::size_t>(id)] = 1; }
+  std::vector<char> absorbed() && { return std::move(absorbed_); }
+
+ private:
+  const Graph& graph_;
+  const std::vector<char>& needed_;
+  std::vector<char> absorbed_, controlled_;
+  std::map<Output, const Node*> readers_;
+  Device device_;
+  std::string_view backend_;
+};
+
+}  // namespace
+
+Rewritten apply_rewrites(const Graph& g, const std::vector<char>& needed, const std::vector<Output>& feeds,
+                         const std::vector<Output>& fetches, const std::vector<const Node*>& targets, Device device,
+                         std::string_view backend) {
+  CompileView view(g, needed, feeds, fetches, targets, device, backend);
+  std::map<int, Node> fused;
+  for (int id = g.num_nodes() - 1; id >= 0; --id) {
+    if (!needed[static_cast<std::size_t>(id)] || view.is_absorbed(id)) continue;
+    const Node& node = g.node(id);
+    for (const auto& rewrite : rewrite_registry().entries()) {
+      std::optional<Fusion> fusion = rewrite.fn(node, view);
+      if (!fusion) continue;
+      bool valid = true;
+      for (int a : fusion->absorbed) valid = valid && a != id && a >= 0 && a < id && view.absorbable(g.node(a));
+      std::optional<Node> replacement = valid ? fused_node(g, *fusion, node) : std::nullopt;
+      if (!replacement) continue;
+      for (int a : fusion->absorbed) view.absorb(a);
+      fused.emplace(id, std::move(*replacement));
+      break;
+    }
+  }
+  return {std::move(fused), std::move(view).absorbed()};
+}
 
 std::optional<Node> fused_node(const Graph& graph, const Fusion& fusion, const Node& replaced) {
   const OpDef& def = op_registry().get(fusion.op);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,5 +59,17 @@ RewriteRegistry& rewrite_registry();
 // does, that stands in for `replaced`: its id and name. Null when its outputs' dtypes or shapes
 // would differ from the replaced node's (the rewrite does not apply).
 std::optional<Node> fused_node(const Graph& graph, const Fusion& fusion, const Node& replaced);
+
+// A session's compile step: the registered rewrites applied to the plan's `needed` nodes, from the
+// last back (a rewrite sees its node's readers before they are fused themselves, and the longest
+// chain ending at a node wins). `feeds` and `fetches` are the plan's; fused nodes are keyed by the
+// id they replace, `absorbed` marks (per node id) the nodes that no longer run.
+struct Rewritten {
+  std::map<int, Node> fused;
+  std::vector<char> absorbed;
+};
+Rewritten apply_rewrites(const Graph& graph, const std::vector<char>& needed, const std::vector<Output>& feeds,
+                         const std::vector<Output>& fetches, const std::vector<const Node*>& targets, Device device,
+                         std::string_view backend);
 
 }  // namespace dagrad

@@ -137,80 +137,6 @@ class PeakWindow {
   }
 };
 
-// The plan as rewrites see it: who reads each output, which nodes have control edges.
-class CompileView final : public PlanView {
- public:
-  CompileView(const Graph& g, const std::vector<char>& needed, const FeedMap& feeds, const std::vector<Output>& fetches,
-              const std::vector<const Node*>& targets, Device device, std::string_view backend)
-      : graph_(g),
-        needed_(needed),
-        absorbed_(needed.size(), 0),
-        controlled_(needed.size(), 0),
-        device_(device),
-        backend_(backend) {
-    for (int id = 0; id < g.num_nodes(); ++id) {
-      if (!needed[static_cast<std::size_t>(id)]) continue;
-      const Node& n = g.node(id);
-      for (const Output& in : n.inputs) {
-        if (feeds.count(in)) continue;
-        auto [it, first] = readers_.try_emplace(in, &n);
-        if (!first) it->second = nullptr;  // a second read
-      }
-      if (!n.control_inputs.empty()) controlled_[static_cast<std::size_t>(id)] = 1;
-      for (int c : n.control_inputs) controlled_[static_cast<std::size_t>(c)] = 1;
-    }
-    for (const Node* t : targets) controlled_[static_cast<std::size_t>(t->id)] = 1;
-    for (const auto& out : fetches) readers_[out] = nullptr;
-    for (const auto& [out, value] : feeds) readers_[out] = nullptr;
-  }
-  const Graph& graph() const override { return graph_; }
-  const Node* sole_reader(const Output& out) const override {
-    auto it = readers_.find(out);
-    return it == readers_.end() ? nullptr : it->second;
-  }
-  bool absorbable(const Node& n) const override {
-    const auto id = static_cast<std::size_t>(n.id);
-    return needed_[id] && !absorbed_[id] && !controlled_[id];
-  }
-  bool has_kernel(std::string_view op, DType dtype) const override {
-    return kernel_registry().find(op, device_.kind, dtype, backend_) != nullptr ||
-           (!backend_.empty() && kernel_registry().find(op, device_.kind, dtype) != nullptr);
-  }
-  bool is_absorbed(int id) const { return absorbed_[static_cast<std::size_t>(id)]; }
-  void absorb(int id) { absorbed_[static_cast<std::size_t>(id)] = 1; }
-
- private:
-  const Graph& graph_;
-  const std::vector<char>& needed_;
-  std::vector<char> absorbed_, controlled_;
-  std::map<Output, const Node*> readers_;
-  Device device_;
-  std::string_view backend_;
-};
-
-// Applies the registered rewrites from the last node back, so that a rewrite sees its node's
-// readers before they are fused themselves and the longest chain ending at a node wins. Returns
-// the fused nodes by the id they replace; absorbed nodes are marked in the view.
-std::map<int, Node> apply_rewrites(const Graph& g, const std::vector<char>& needed, CompileView& view) {
-  std::map<int, Node> fused;
-  for (int id = g.num_nodes() - 1; id >= 0; --id) {
-    if (!needed[static_cast<std::size_t>(id)] || view.is_absorbed(id)) continue;
-    const Node& node = g.node(id);
-    for (const auto& rewrite : rewrite_registry().entries()) {
-      std::optional<Fusion> fusion = rewrite.fn(node, view);
-      if (!fusion) continue;
-      bool valid = true;
-      for (int a : fusion->absorbed) valid = valid && a != id && a >= 0 && a < id && view.absorbable(g.node(a));
-      std::optional<Node> replacement = valid ? fused_node(g, *fusion, node) : std::nullopt;
-      if (!replacement) continue;
-      for (int a : fusion->absorbed) view.absorb(a);
-      fused.emplace(id, std::move(*replacement));
-      break;
-    }
-  }
-  return fused;
-}
-
 }  // namespace
 
 std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std::vector<Output>& fetches,
@@ -248,15 +174,19 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
     for (int c : n.control_inputs) stack.push_back(c);
   }
   // Rewrites first: fused nodes take the place of the nodes they replace; absorbed nodes do not run.
-  CompileView view(g, needed, feeds, fetches, targets, options_.device, options_.backend);
-  std::map<int, Node> fused = options_.rewrite ? apply_rewrites(g, needed, view) : std::map<int, Node>{};
+  std::vector<Output> fed;
+  for (const auto& [out, value] : feeds) fed.push_back(out);
+  Rewritten rewritten = options_.rewrite
+                            ? apply_rewrites(g, needed, fed, fetches, targets, options_.device, options_.backend)
+                            : Rewritten{{}, std::vector<char>(needed.size(), 0)};
+  std::map<int, Node>& fused = rewritten.fused;
   // Node ids are already a topological order: a node's inputs exist before it is added.
   auto plan = std::make_unique<Plan>();
   std::map<Output, std::size_t> last_reader;
   const bool on_device = !options_.device.is_cpu();
   std::map<int, const KernelDef*> const_kernels;  // device sessions: the Const nodes planned so far
   for (int id = 0; id < g.num_nodes(); ++id) {
-    if (!needed[static_cast<std::size_t>(id)] || view.is_absorbed(id)) continue;
+    if (!needed[static_cast<std::size_t>(id)] || rewritten.absorbed[static_cast<std::size_t>(id)]) continue;
     auto replacement = fused.find(id);
     if (replacement != fused.end()) plan->fused_nodes.push_back(std::move(replacement->second));
     const Node& n = replacement != fused.end() ? plan->fused_nodes.back() : g.node(id);
