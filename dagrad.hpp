@@ -1,22 +1,32 @@
-// dagrad: everything a user includes, as #include <dagrad/dagrad.hpp>.
+// dagrad: everything a user includes, as #include <dagrad/dagrad.hpp>: tensors, graphs, sessions,
+// the op builders and eager raw ops, gradients, optimisers, layers, checkpoints, datasets, the
+// gradient checker and op checks, the profiler and the registries (custom ops).
 #pragma once
 
+#include "dagrad/autodiff/gradient_checker.hpp"
 #include "dagrad/autodiff/gradients.hpp"
+#include "dagrad/autodiff/op_check.hpp"
+#include "dagrad/autodiff/optimizers.hpp"
+#include "dagrad/core/checkpoint.hpp"
+#include "dagrad/core/dataset.hpp"
 #include "dagrad/core/dtype.hpp"
 #include "dagrad/core/eager.hpp"
 #include "dagrad/core/error.hpp"
 #include "dagrad/core/graph.hpp"
 #include "dagrad/core/memory_limit.hpp"
 #include "dagrad/core/npy.hpp"
+#include "dagrad/core/profile.hpp"
 #include "dagrad/core/program.hpp"
 #include "dagrad/core/registries.hpp"
 #include "dagrad/core/session.hpp"
 #include "dagrad/core/tensor.hpp"
 #include "dagrad/core/tensor_xt.hpp"
 #include "dagrad/core/threading.hpp"
+#include "dagrad/core/variables.hpp"
 #include "dagrad/ops/array_ops.hpp"
 #include "dagrad/ops/compare_ops.hpp"
 #include "dagrad/ops/conv2d.hpp"
+#include "dagrad/ops/layers.hpp"
 #include "dagrad/ops/math_ops.hpp"
 #include "dagrad/ops/matrix_ops.hpp"
 #include "dagrad/ops/nn_ops.hpp"
