@@ -54,9 +54,8 @@ bool layers_minimize_checkpoint() {
 
   Session session(g);
   session.run({}, {}, {&init});
-  const FeedMap feeds = {
-      {images, Tensor::from_values<float>(Shape{4, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 0})},
-      {labels, Tensor::from_values<std::int32_t>(Shape{4}, {0, 1, 1, 0})}};
+  const FeedMap feeds = {{images, Tensor::from_values<float>(Shape{4, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 0})},
+                         {labels, Tensor::from_values<std::int32_t>(Shape{4}, {0, 1, 1, 0})}};
   const float first_loss = session.run(feeds, metrics.loss).data<float>()[0];
   for (int i = 0; i < 50; ++i) session.run(feeds, {}, {&step});
   const float trained_loss = session.run(feeds, metrics.loss).data<float>()[0];
