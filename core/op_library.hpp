@@ -98,7 +98,7 @@ namespace detail {
 // go to registries the loading program never reads.
 inline void require_loading_programs_dagrad(const OpLibrary& library, const Registries& loading) {
   if (&registries() != &loading) {
-    fail(Code::FailedPrecondition, "op library '", library.name(),
+    fail(Code::FailedPrecondition, "the module that fills op library '", library.name(),
          "' holds a copy of dagrad of its own: link it with dagrad::op_library, not dagrad::dagrad");
   }
 }

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "dagrad/core/op_library.hpp"
 
@@ -27,7 +28,8 @@ constexpr const char* kExportHint =
 }  // namespace
 
 void load_op_library(const std::string& path) {
-  static std::mutex mutex;
+  // Recursive: a module may load another while it fills its library.
+  static std::recursive_mutex mutex;
   static std::set<void*> loaded;  // handles whose library was added; never unloaded (kernels live there)
   std::lock_guard lock(mutex);
   Registries& host = registries();
@@ -38,7 +40,11 @@ void load_op_library(const std::string& path) {
   // A path without a slash would make dlopen search the library path: keep it relative to here.
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) invalid_argument("op library '", path, "': cannot load it: ", last_dl_error(), kExportHint);
+  if (handle == nullptr) {
+    const std::string reason = last_dl_error();
+    const bool unresolved = reason.find("undefined symbol") != std::string::npos;
+    invalid_argument("op library '", path, "': cannot load it: ", reason, unresolved ? kExportHint : "");
+  }
   if (loaded.count(handle) != 0) {
     dlclose(handle);  // the reference this call took; the library is in the registries already
     return;
@@ -61,7 +67,10 @@ void load_op_library(const std::string& path) {
       try {
         fill(library, host);
       } catch (const Error& e) {
-        failure.emplace(e.code(), str_cat("op library '", path, "': ", e.what()));
+        // Errors of OpLibrary and of the copy check name the library already.
+        const bool named =
+            std::string_view(e.what()).find(str_cat("op library '", path, "'")) != std::string_view::npos;
+        failure.emplace(e.code(), named ? std::string(e.what()) : str_cat("op library '", path, "': ", e.what()));
       } catch (const std::exception& e) {
         failure.emplace(Code::Internal, str_cat("op library '", path, "': ", e.what()));
       } catch (...) {
