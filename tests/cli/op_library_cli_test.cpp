@@ -36,7 +36,7 @@ TEST_CASE("check fails an op library's wrong gradient", "[cli][op_library]") {
   CHECK_THAT(r.err, Contains("check: some checks failed"));
 }
 
-TEST_CASE("--load-ops names a file that is missing, not an op library, or fails to register", "[cli][op_library]") {
+TEST_CASE("the CLI names an op library file that is missing, not one, or fails to register", "[cli][op_library]") {
   check_error(run_cli("--load-ops /nonexistent/libnothing.so ops"),
               "op library '/nonexistent/libnothing.so': no such file");
   check_error(run_cli(std::string("--load-ops '") + DAGRAD_NOT_AN_OP_LIBRARY_MODULE + "' ops"),
