@@ -32,6 +32,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dagrad/core/gradient_registry.hpp"

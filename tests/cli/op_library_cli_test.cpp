@@ -43,6 +43,8 @@ TEST_CASE("the CLI names an op library file that is missing, not one, or fails t
               "': not an op library (no dagrad_op_library_abi");
   check_error(run_cli(std::string("--load-ops '") + DAGRAD_WRONG_ABI_MODULE + "' ops"),
               "': built for op library ABI 999, this dagrad has ");
+  check_error(run_cli(std::string("--load-ops '") + DAGRAD_UNDEFINED_SYMBOL_MODULE + "' ops"),
+              "undefined symbol: dagrad_test_symbol_nobody_defines (an op library uses the dagrad of the program");
   // Swish's gradient replaced before Swish exists: nothing to replace.
   check_error(run_cli(kWrongGradient + "ops"), "gradient for op 'Swish', which is not registered");
   check_error(run_cli(kWrongGradient + "ops"), DAGRAD_WRONG_SWISH_GRADIENT_MODULE);
