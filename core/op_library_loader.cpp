@@ -34,9 +34,10 @@ void load_op_library(const std::string& path) {
   std::lock_guard lock(mutex);
   Registries& host = registries();
   std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
+  if (!std::filesystem::exists(path, error)) {
     fail(Code::NotFound, "op library '", path, "': no such file", error ? str_cat(" (", error.message(), ")") : "");
   }
+  if (!std::filesystem::is_regular_file(path, error)) invalid_argument("op library '", path, "': not a file");
   // A path without a slash would make dlopen search the library path: keep it relative to here.
   const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
   void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -50,6 +51,7 @@ void load_op_library(const std::string& path) {
     return;
   }
   std::optional<Error> failure;
+  bool filled = false;  // the module's fill function ran: it may have left anything behind
   {
     auto abi = reinterpret_cast<AbiFn>(dlsym(handle, "dagrad_op_library_abi"));
     auto fill = reinterpret_cast<FillFn>(dlsym(handle, "dagrad_op_library_fill"));
@@ -62,9 +64,9 @@ void load_op_library(const std::string& path) {
       failure.emplace(Code::InvalidArgument, str_cat("op library '", path, "': built for op library ABI ", module_abi,
                                                      ", this dagrad has ", kOpLibraryAbi, ": rebuild it"));
     } else {
-      // The library's functions live in the module: destroy it before any dlclose.
       OpLibrary library(path);
       try {
+        filled = true;
         fill(library, host);
       } catch (const Error& e) {
         // Errors of OpLibrary and of the copy check name the library already.
@@ -86,7 +88,9 @@ void load_op_library(const std::string& path) {
     }
   }
   if (failure) {
-    dlclose(handle);
+    // A module whose fill ran stays loaded: nothing it made (an exception's type, a function it
+    // registered behind OpLibrary's back) may outlive its code.
+    if (!filled) dlclose(handle);
     throw *failure;
   }
   loaded.insert(handle);

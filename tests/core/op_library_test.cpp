@@ -161,10 +161,11 @@ TEST_CASE("an op library's ops need a valid name, cases and a gradient", "[op_li
   CHECK(f.r.ops.find("Scoped>Op_2") != nullptr);
 }
 
-TEST_CASE("load_op_library names a file that is missing or not an op library", "[op_library]") {
+TEST_CASE("load_op_library names a file that is missing, not a file, or not a shared object", "[op_library]") {
   CHECK(code_of([] { load_op_library("/nonexistent/libmissing.so"); }) == Code::NotFound);
   CHECK_THAT(error_of([] { load_op_library("/nonexistent/libmissing.so"); }),
              Contains("op library '/nonexistent/libmissing.so': no such file"));
+  CHECK_THAT(error_of([] { load_op_library(DAGRAD_TEST_DATA_DIR); }), Contains("': not a file"));
   const std::string text = std::string(DAGRAD_TEST_DATA_DIR) + "/op_library_test_not_elf.so";
   {
     std::ofstream out(text);
