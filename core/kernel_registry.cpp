@@ -60,6 +60,17 @@ void KernelContext::set_output(int i, Tensor tensor) {
 }
 
 void KernelRegistry::add(KernelDef def) {
+  // Keyed by the schema: a kernel no call could select is a mistake, said at registration.
+  if (ops_ != nullptr) {
+    const std::string what = str_cat("kernel ", def.op, " for ", device_kind_name(def.device), "/",
+                                     dtype_name(def.dtype), " of backend ", def.backend);
+    const OpDef* op = ops_->find(def.op);
+    if (op == nullptr) fail(Code::NotFound, what, ": op '", def.op, "' is not registered");
+    const std::vector<DType> allowed = op->kernel_dtypes();
+    const bool dtype_ok = allowed.empty() ? def.dtype == DType::Invalid
+                                          : std::find(allowed.begin(), allowed.end(), def.dtype) != allowed.end();
+    if (!dtype_ok) invalid_argument(what, ": the schema of ", def.op, " does not allow ", dtype_name(def.dtype));
+  }
   auto& list = kernels_[{def.op, def.device, def.dtype}];
   for (const auto& k : list) {
     if (k.backend == def.backend) {

@@ -13,8 +13,11 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string>
+#include <vector>
 
 #include "dagrad/core/error.hpp"
+#include "dagrad/core/op_library.hpp"
 #include "dagrad/core/program.hpp"
 #include "dagrad/tools/command.hpp"
 
@@ -55,13 +58,19 @@ const Subcommand* chosen(const std::vector<Subcommand>& commands) {
 int run(int argc, char** argv) {
   CLI::App app("dagrad: inspect and run the ops of the dagrad autodiff framework", "dagrad");
   app.require_subcommand(1);
+  // Op libraries (core/op_library.hpp) add their ops before the subcommand runs, so that every
+  // subcommand (ops, run-op, gradcheck, bench-op, check) sees them.
+  std::vector<std::string> op_libraries;
+  app.add_option("--load-ops", op_libraries, "Load an op library (a module made with DAGRAD_OP_LIBRARY); repeatable")
+      ->type_name("FILE")
+      ->allow_extra_args(false);
   std::vector<Subcommand> commands;
 #define DAGRAD_ADD_SUBCOMMAND(name) commands.push_back(dagrad::cli::add_##name##_command(app));
   DAGRAD_CLI_SUBCOMMANDS(DAGRAD_ADD_SUBCOMMAND)
 #undef DAGRAD_ADD_SUBCOMMAND
-  std::string program_usage = "dagrad {";
+  std::string program_usage = "{";
   for (std::size_t i = 0; i < commands.size(); ++i) program_usage += (i ? "," : "") + commands[i].app->get_name();
-  program_usage += "} ... (dagrad --help for more)";
+  program_usage = "dagrad [--load-ops FILE]... " + program_usage + "} ... (dagrad --help for more)";
 
   // CLI11 would only say "A subcommand is required" for a misspelt one.
   if (argc > 1 && argv[1][0] != '-') {
@@ -81,6 +90,7 @@ int run(int argc, char** argv) {
   const Subcommand* command = chosen(commands);
   if (command == nullptr) return usage_error("a subcommand is required", nullptr, program_usage);
   try {
+    for (const std::string& path : op_libraries) dagrad::load_op_library(path);
     command->run();
     return 0;
   } catch (const dagrad::cli::UsageError& e) {

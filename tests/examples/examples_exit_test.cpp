@@ -20,3 +20,19 @@ TEST_CASE("examples: demo and gradcheck succeed, and fail when stdout is full", 
     CHECK_THAT(full.err, Contains("error: cannot write to standard output"));
   }
 }
+
+TEST_CASE("examples: custom_op checks its outside op's gradients and catches a planted wrong one", "[examples]") {
+  ExampleDir dir("custom_op");
+  const Result ok = run_program(DAGRAD_CUSTOM_OP_PATH, {}, dir.path);
+  INFO(ok.out << ok.err);
+  CHECK(ok.status == 0);
+  CHECK_THAT(ok.out, Contains("formula: OK, finite differences: OK, case table: OK"));
+
+  const Result planted = run_program(DAGRAD_CUSTOM_OP_PATH, {"--plant-wrong-gradient"}, dir.path);
+  INFO(planted.out << planted.err);
+  CHECK(planted.status == 1);
+  CHECK_THAT(planted.out, Contains("formula: FAILED, finite differences: FAILED, case table: FAILED"));
+  CHECK_THAT(planted.err, Contains("error: custom_op: a gradient check failed"));
+
+  CHECK(run_program(DAGRAD_CUSTOM_OP_PATH, {"--bogus"}, dir.path).status == 2);
+}
