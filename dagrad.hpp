@@ -15,6 +15,7 @@
 #include "dagrad/core/graph.hpp"
 #include "dagrad/core/memory_limit.hpp"
 #include "dagrad/core/npy.hpp"
+#include "dagrad/core/op_library.hpp"
 #include "dagrad/core/profile.hpp"
 #include "dagrad/core/program.hpp"
 #include "dagrad/core/registries.hpp"
