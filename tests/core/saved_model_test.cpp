@@ -4,8 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <dagrad/core/saved_model.hpp>
+#include <dagrad/core/subgraph.hpp>
 
 #include "support/error_of.hpp"
 #include "support/graph_compare.hpp"
@@ -151,4 +153,36 @@ TEST_CASE("saved model: damaged directories are refused naming the file", "[save
   fresh_copy();
   fs::remove_all(path / "variables" / "conv1");
   CHECK_THAT(load_error(), Contains("conv1/kernel"));
+}
+
+TEST_CASE("saved model: the inference subgraph of a training graph keeps names and logits", "[saved_model]") {
+  testing::SmallCnn m(5, 3, "momentum", 0.05);
+  Session s(m.g);
+  s.run({}, {}, {m.init});
+  s.run(random_batch(m, 8, 1), {}, {m.step});
+  const std::unique_ptr<Graph> sub = extract_subgraph(m.g, {m.logits});
+  std::set<std::string> ops;
+  for (int id = 0; id < sub->num_nodes(); ++id) {
+    const Node& n = sub->node(id);
+    ops.insert(n.op());
+    const Node* original = m.g.find(n.name);
+    REQUIRE(original != nullptr);
+    CHECK(original->op() == n.op());
+    CHECK(original->output_shapes == n.output_shapes);
+  }
+  CHECK(sub->num_nodes() < m.g.num_nodes() / 2);
+  CHECK(ops.count("VariableV2") == 1);
+  CHECK(ops.count("ApplyMomentum") == 0);
+  CHECK(ops.count("Assign") == 0);
+  CHECK(sub->find("labels") == nullptr);  // logits do not need the labels
+
+  TempDir dir;
+  save_model((dir.path / "m").string(), *sub, s,
+             {.inputs = {{"images", "images"}}, .outputs = {{"logits", m.logits.name()}}});
+  const Model model = load_model((dir.path / "m").string());
+  CHECK(variable_names(*model.graph).size() == 4);  // conv1 and dense, kernel and bias; no momentum slots
+  const Tensor images = random_batch(m, 5, 2).at(m.images);
+  CHECK(testing::same_tensor_bits(model.session->run({{model.input("images"), images}}, model.output("logits")),
+                                  s.run({{m.images, images}}, m.logits)));
+  CHECK_THROWS_WITH(extract_subgraph(*sub, {m.logits}), Contains("not of this graph"));
 }
