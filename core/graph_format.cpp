@@ -358,13 +358,13 @@ void check_outputs(const Node& node, const json& outputs, const Where& where) {
 void load_node(Loader& loader, const json& j, std::size_t index, NodeDevices& devices, const std::string& source) {
   const Where where{source, str_cat("node ", index)};
   if (!j.is_object()) where.fail("expected an object, got ", shown(j));
-  only_fields(j, {"name", "op", "attrs", "inputs", "control_inputs", "device", "outputs"}, where);
   const json& name_json = field(j, "name", where);
   if (!name_json.is_string() || name_json.get_ref<const std::string&>().empty()) {
     where.fail("field \"name\" must be a non-empty string, got ", shown(name_json));
   }
   const std::string& name = name_json.get_ref<const std::string&>();
   const Where at = where / str_cat("('", name, "')");
+  only_fields(j, {"name", "op", "attrs", "inputs", "control_inputs", "device", "outputs"}, at);
   if (loader.graph.find(name) != nullptr) at.fail("the name is used by an earlier node");
   const json& op = field(j, "op", at);
   if (!op.is_string()) at.fail("field \"op\" must be a string, got ", shown(op));

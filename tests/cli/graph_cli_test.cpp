@@ -84,7 +84,7 @@ TEST_CASE("cli: run-graph runs a saved model to the session's bits", "[cli]") {
   CHECK_THAT(r.out, Contains("scores: ") && Contains("matmul: "));
   CHECK_THAT(r.out, Contains(want.to_string(100)));
 
-  r = run_cli("run-graph " + model + " --in features=random:4,3:7 --fetch scores=" + out + " --out scores=" + out);
+  r = run_cli("run-graph " + model + " --in features=random:4,3:7 --fetch scores --out scores=" + out);
   CHECK(r.status == 0);
   CHECK(read_npy(out).shape() == Shape{4, 2});
 }

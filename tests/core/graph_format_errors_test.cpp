@@ -143,7 +143,7 @@ TEST_CASE("graph format: every malformed field is refused by name", "[graph_form
        },
        {"fully defined"}},
       {"tensor bad base64",
-       [](json& r) { node(r, "c")["attrs"]["value"]["tensor"]["data"] = std::string(23, 'A') + "!"; },
+       [](json& r) { node(r, "c")["attrs"]["value"]["tensor"]["data"] = "!" + std::string(23, 'A'); },
        {"'!'", "not in the alphabet"}},
       {"tensor missing data",
        [](json& r) { node(r, "c")["attrs"]["value"]["tensor"].erase("data"); },

@@ -141,7 +141,7 @@ TEST_CASE("graph format: placeholders, control edges, devices and special values
   for (const Tensor& v : values) consts.push_back(&ops::constant(g, v).op());
   const Output y = ops::identity(g, x, "y");
   const Node& after = ops::group(g, consts, "after_consts");
-  const Node& z = g.add_node("Identity", {y}, {}, "z", {after.id, x.node});
+  const Node& z = g.add_node("Identity", {y}, {}, "z", {after.id, y.node});
   const NodeDevices devices = {{y.node, "cuda:1"}, {z.id, "cpu"}};
 
   const std::string text = graph_to_json(g, devices);
@@ -149,7 +149,7 @@ TEST_CASE("graph format: placeholders, control edges, devices and special values
   CHECK(graph_difference(g, *loaded.graph) == "");
   CHECK(loaded.devices == devices);
   CHECK(graph_to_json(*loaded.graph, loaded.devices) == text);
-  CHECK(loaded.graph->node(z.id).control_inputs == std::vector<int>{after.id, x.node});
+  CHECK(loaded.graph->node(z.id).control_inputs == std::vector<int>{after.id, y.node});
   CHECK(loaded.graph->find("name:with:colons") != nullptr);
 
   // And through a file: the session runs it with the control edges.
