@@ -32,7 +32,18 @@ std::string shown(const json& v) {
 }
 
 json parse_json(std::string_view text, const std::string& source) {
-  const json::parser_callback_t shallow = [](int depth, json::parse_event_t, json&) { return depth <= kMaxDepth; };
+  // Each value costs its bytes many times over in memory: a file of small numbers could ask for
+  // gigabytes, so the count is bounded too (Const values are one string each, whatever their size).
+  std::int64_t values = 0;
+  const json::parser_callback_t shallow = [&](int depth, json::parse_event_t event, json&) {
+    if (event == json::parse_event_t::value || event == json::parse_event_t::object_start ||
+        event == json::parse_event_t::array_start) {
+      if (++values > kMaxJsonValues) {
+        fail(Code::ResourceExhausted, "graph '", source, "' holds more than ", kMaxJsonValues, " JSON values");
+      }
+    }
+    return depth <= kMaxDepth;
+  };
   try {
     return json::parse(text, shallow);
   } catch (const json::exception& e) {

@@ -35,8 +35,12 @@ struct Where {
 // JSON text of a value for messages, cut short: a hostile file's values can be huge.
 std::string shown(const json& v);
 
-// Parses `text`, dropping values nested deeper than the format goes, so that a hostile file cannot
-// build a deep tree (what remains then fails the type checks); InvalidArgument naming `source`.
+// The most JSON values (numbers, strings, arrays, objects, ...) a graph file may hold.
+inline constexpr std::int64_t kMaxJsonValues = std::int64_t{1} << 24;
+
+// Parses `text` (ResourceExhausted beyond kMaxJsonValues values), dropping values nested deeper than the format goes,
+// so that a hostile file cannot build a deep tree (what remains then fails the type checks); InvalidArgument naming
+// `source`.
 json parse_json(std::string_view text, const std::string& source);
 
 std::optional<std::int64_t> as_int64(const json& v);

@@ -191,6 +191,11 @@ TEST_CASE("graph format: text that is not a graph is refused", "[graph_format]")
   CHECK_THAT(error_of([] { graph_from_json("[]", "t.json"); }), Contains("expected a JSON object"));
   CHECK_THAT(error_of([] { graph_from_json(std::string(100000, '['), "t.json"); }), Contains("not valid JSON"));
   CHECK_THAT(error_of([] { graph_from_json("\"\\ud800\"", "t.json"); }), Contains("not valid JSON"));
+  // Small values cost their bytes many times over in memory: their count is bounded.
+  std::string many = "{\"format\": \"dagrad graph\", \"format_version\": 1, \"nodes\": [[0";
+  for (int i = 0; i < (1 << 24); ++i) many += ",0";
+  CHECK_THAT(error_of([&] { graph_from_json(many + "]]}", "many.json"); }),
+             Contains("graph 'many.json' holds more than 16777216 JSON values"));
   dagrad::testing::TempDir dir;
   CHECK_THROWS_AS(load_graph((dir.path / "missing.json").string()), Error);
   CHECK_THAT(error_of([&] { load_graph(dir.path.string()); }), Contains(dir.path.string()));
