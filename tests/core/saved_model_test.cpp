@@ -186,3 +186,27 @@ TEST_CASE("saved model: the inference subgraph of a training graph keeps names a
                                   s.run({{m.images, images}}, m.logits)));
   CHECK_THROWS_WITH(extract_subgraph(*sub, {m.logits}), Contains("not of this graph"));
 }
+
+TEST_CASE("saved model: a save that fails leaves the previous model whole", "[saved_model]") {
+  testing::SmallCnn m(2, 2, "sgd", 0.1);
+  Session s(m.g);
+  s.run({}, {}, {m.init});
+  TempDir dir;
+  const std::string path = (dir.path / "m").string();
+  save_model(path, m.g, s, cnn_signature(m));
+  const std::string graph_before = read_text(dir.path / "m" / "graph.json");
+
+  // Another graph whose variable has no value: the save fails while writing the variables.
+  Graph other;
+  const Output x = ops::placeholder(other, DType::Float32, Shape{-1, 2}, "images");
+  ops::identity(other, ops::variable(other, Shape{2}, DType::Float32, "v"), "y");
+  Session empty(other);
+  CHECK_THAT(error_of([&] {
+               save_model(path, other, empty, {.inputs = {{"images", x.name()}}});
+             }),
+             Contains("uninitialized"));
+  CHECK(read_text(dir.path / "m" / "graph.json") == graph_before);
+  const Model model = load_model(path);
+  CHECK(model.signature.outputs.count("logits") == 1);
+  for (const auto& entry : fs::directory_iterator(dir.path)) CHECK(entry.path().filename() == "m");  // no leftovers
+}
