@@ -14,7 +14,7 @@ if(DAGRAD_FUZZ)
 
   set(DAGRAD_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz)
   # target -> extra sources (fuzz_attrs parses --attr arguments with the CLI's own code).
-  set(DAGRAD_FUZZ_TARGETS fuzz_npy fuzz_idx fuzz_checkpoint fuzz_attrs fuzz_ops)
+  set(DAGRAD_FUZZ_TARGETS fuzz_npy fuzz_idx fuzz_checkpoint fuzz_attrs fuzz_ops fuzz_graph)
   set(DAGRAD_FUZZ_EXTRA_fuzz_attrs ${CMAKE_CURRENT_SOURCE_DIR}/tools/attr_args.cpp
                                    ${CMAKE_CURRENT_SOURCE_DIR}/tools/input_spec.cpp
                                    ${CMAKE_CURRENT_SOURCE_DIR}/tools/option_checks.cpp)

@@ -9,7 +9,7 @@ set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:?usage: scripts/fuzz.sh BUILD_DIR [TOTAL_SECONDS]}" && pwd)"
 total="${2:-60}"
-targets=(fuzz_npy fuzz_idx fuzz_checkpoint fuzz_attrs fuzz_ops)
+targets=(fuzz_npy fuzz_idx fuzz_checkpoint fuzz_attrs fuzz_ops fuzz_graph)
 per_target=$(( total / ${#targets[@]} ))
 [ "$per_target" -ge 1 ] || per_target=1
 

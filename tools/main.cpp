@@ -26,7 +26,9 @@
   X(gradcheck)                    \
   X(run_op)                       \
   X(bench_op)                     \
-  X(check)
+  X(check)                        \
+  X(run_graph)                    \
+  X(graph)
 
 namespace dagrad::cli {
 #define DAGRAD_DECLARE_SUBCOMMAND(name) Subcommand add_##name##_command(CLI::App& parent);

@@ -19,6 +19,7 @@
 #include "options.hpp"
 #include "plot.hpp"
 #include "progress.hpp"
+#include "saved_model.hpp"
 #include "training_state.hpp"
 
 using namespace dagrad;
@@ -131,6 +132,25 @@ void train_epochs(const Options& o, Session& session, const Model& m, const Imag
   }
 }
 
+// --export-model: the trained (or loaded) model as a saved model.
+void export_model(const Options& o, Session& session, const Model& m) {
+  if (o.export_model.empty()) return;
+  train_cnn::export_model(o.export_model, m.g, session, {m.images, m.labels, m.logits, m.loss, m.accuracy});
+  std::cout << "exported the inference model to " << o.export_model << "\n";
+}
+
+// --load MODEL --eval-only where MODEL is a saved model: evaluated from its graph, no Model built.
+int run_saved_model(const Options& o, const ImageDataset& test) {
+  if (!o.eval_only) {
+    fail(Code::InvalidArgument, "'", o.load, "' is a saved model, which --load evaluates (--eval-only); training ",
+         "starts from a checkpoint (--save)");
+  }
+  const auto [loss, acc] = train_cnn::evaluate_saved_model(o.load, o, test);
+  std::cout << "evaluated the saved model " << o.load << "\n";
+  std::printf("test loss %.4f  test accuracy %.4f\n", loss, acc);
+  return 0;
+}
+
 int run(const Options& o) {
   const ImageDataset test = load_split(o, "t10k");
   ImageDataset train;
@@ -138,6 +158,7 @@ int run(const Options& o) {
     train = load_split(o, "train");
     if (o.limit > 0 && o.limit < train.size()) train = slice(train, 0, o.limit);
   }
+  if (!o.load.empty() && train_cnn::is_saved_model(o.load)) return run_saved_model(o, test);
   Model m(o);
   Session session(m.g, {.device = Device::parse(o.device), .threads = o.threads, .profile = !o.profile.empty()});
   const train_cnn::RunSettings settings{.optimizer = o.optimizer,
@@ -163,6 +184,7 @@ int run(const Options& o) {
   if (o.eval_only) {
     const auto [loss, acc] = evaluate(session, m, test);
     std::printf("test loss %.4f  test accuracy %.4f\n", loss, acc);
+    export_model(o, session, m);
     return 0;
   }
   std::printf("training on %lld images, testing on %lld; batch %lld, %s lr %g, seed %llu, %d threads, %s, %s\n",
@@ -172,6 +194,7 @@ int run(const Options& o) {
   std::optional<Profiler> profiler;
   if (!o.profile.empty()) profiler.emplace();
   train_epochs(o, session, m, train, test, settings, progress, profiler ? &*profiler : nullptr);
+  export_model(o, session, m);
   if (profiler) {
     std::cout << "training steps, op by op:\n" << profiler->report();
     profiler->write_chrome_trace(o.profile);

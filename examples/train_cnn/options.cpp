@@ -69,7 +69,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--save-every", o.save_every, "with --save: also save every N training steps (0: only at epoch ends)")
       ->check(integer_in<std::int64_t>(0, kInt64Max))
       ->capture_default_str();
-  app.add_option("--load", o.load, "restore the variables from this checkpoint, then train from step 0 or evaluate");
+  app.add_option("--load", o.load,
+                 "restore the variables from this checkpoint, then train from step 0 or evaluate; with "
+                 "--eval-only it may be a saved model (--export-model), run from its graph alone");
+  app.add_option("--export-model", o.export_model,
+                 "at the end, save the inference graph (images, labels -> logits, loss, accuracy), its "
+                 "variables and signature to this directory: a model `dagrad run-graph` runs");
   app.add_option("--resume", o.resume,
                  "continue the run saved in this checkpoint: weights, optimiser slots, step and batch order")
       ->excludes("--load");

@@ -19,6 +19,7 @@ struct Options {
   std::string device = "cpu";
   std::string data = dagrad::kFashionMnistDir;
   std::string save, load, resume, plot = "train_cnn.svg";
+  std::string export_model;     // write the inference graph, variables and signature here (a saved model)
   std::int64_t save_every = 0;  // also save every N steps (0: at the end of each epoch only)
   bool eval_only = false;
   std::int64_t limit = 0;  // train on the first N images only (0: all)

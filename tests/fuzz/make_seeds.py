@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # Writes the seed corpora of tests/fuzz/corpus/<target>/ (valid and near-valid inputs); run it
 # after changing an input layout. Standard library only.
+import base64
 import gzip
+import json
 import os
 import struct
 import zlib
@@ -176,9 +178,36 @@ def ops_seeds():
         write("fuzz_ops", name, data)
 
 
+def graph_seeds():
+    def node(name, op, attrs, inputs=(), controls=(), device=None):
+        n = {"name": name, "op": op, "attrs": attrs, "inputs": list(inputs), "control_inputs": list(controls)}
+        if device:
+            n["device"] = device
+        return n
+
+    def graph(*nodes):
+        return json.dumps({"format": "dagrad graph", "format_version": 1, "nodes": list(nodes)}, indent=1)
+
+    f = {"type": "float"}
+    x = node("x", "Placeholder", {"dtype": f, "shape": {"shape": [-1, 2]}})
+    c = node("c", "Const", {"dtype": f, "value": {"tensor": {"dtype": "float", "shape": [2],
+                                                            "data": base64.b64encode(struct.pack("<2f", 1.5, -0.0)).decode()}}})
+    add = node("sum", "AddV2", {"T": f}, ["x:0", "c:0"], device="cuda:1")
+    done = node("done", "NoOp", {}, controls=["sum"])
+    write("fuzz_graph", "add", graph(x, c, add, done))
+    h = node("h", "Const", {"dtype": {"type": "half"}, "value": {"tensor": {"dtype": "half", "shape": [3],
+                                                                           "data": base64.b64encode(struct.pack("<3H", 0x7e01, 0x8000, 0x3c00)).decode()}}})
+    write("fuzz_graph", "half_const", graph(h, node("i", "Identity", {"T": {"type": "half"}}, ["h:0"])))
+    v = node("v", "VariableV2", {"dtype": f, "shape": {"shape": [2]}, "container": {"string": ""}, "shared_name": {"string": ""}})
+    write("fuzz_graph", "assign", graph(v, c, node("a", "Assign", {"T": f}, ["v:0", "c:0"])))
+    write("fuzz_graph", "forward_reference", graph(node("i", "Identity", {"T": f}, ["x:0"]), x))
+    write("fuzz_graph", "model_manifest", '{"format": "dagrad model", "format_version": 1, "inputs": {"x": "x:0"}, "outputs": {"y": "sum:0"}}')
+
+
 if __name__ == "__main__":
     npy_seeds()
     idx_seeds()
     checkpoint_seeds()
     attrs_seeds()
     ops_seeds()
+    graph_seeds()
