@@ -24,3 +24,4 @@
 #include "dagrad/ops/shape_ops.hpp"
 #include "dagrad/ops/state_ops.hpp"
 #include "dagrad/ops/training_ops.hpp"
+#include "dagrad/version.hpp"

@@ -8,6 +8,12 @@
 int main() {
   using namespace dagrad;
   return run_main([&] {
+    // The installed headers and the library linked are one release (dagrad/version.hpp).
+    if (!library_matches_headers() || version().to_string() != DAGRAD_VERSION_STRING) {
+      std::cerr << "error: consumer: headers " << DAGRAD_VERSION_STRING << ", library " << version().to_string()
+                << "\n";
+      return 1;
+    }
     Graph g;
     Output x = ops::placeholder(g, DType::Float32, Shape{3}, "x");
     Output y = ops::sum(g, ops::mul(g, x, x), {0});
@@ -22,7 +28,8 @@ int main() {
     Tensor dw = run_op("Conv2DBackpropFilterV2", {input, filter, dy},
                        {{"strides", std::vector<std::int64_t>{1, 1, 1, 1}}, {"padding", std::string("VALID")}})
                     .front();
-    std::cout << "sum of squares = " << sum_of_squares << ", filter gradient = " << dw << "\n";
+    std::cout << "dagrad " << version().to_string() << ": sum of squares = " << sum_of_squares
+              << ", filter gradient = " << dw << "\n";
     const bool ok = sum_of_squares == 14.f && std::fabs(dw.data<float>()[0] - 4.f) < 1e-6f;
     std::cout << (ok ? "consumer: OK" : "consumer: WRONG RESULT") << "\n";
     if (!ok) std::cerr << "error: consumer: wrong result\n";
