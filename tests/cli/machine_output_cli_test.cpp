@@ -3,6 +3,7 @@
 // checked, as its text report does).
 #include "cli_runner.hpp"
 
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -195,4 +196,19 @@ TEST_CASE("cli: gradcheck names the backend it checked, in text and JSON", "[cli
   CHECK(report.at("passed") == false);
   CHECK(report.at("inputs").at(0).at("status") == "FAIL");
   CHECK_THAT(report.at("inputs").at(0).at("message").get<std::string>(), Contains("vacuously"));
+}
+
+TEST_CASE("cli: DAGRAD_LOG_LEVEL=info logs the kernels of each plan; a bad value is an error", "[cli]") {
+  // The child processes inherit this process's environment (ctest runs each test case alone).
+  setenv("DAGRAD_LOG_LEVEL", "info", 1);
+  const Result r = run_cli("gradcheck Neg --in x=random:3 --mode fast");
+  setenv("DAGRAD_LOG_LEVEL", "bogus", 1);
+  const Result bad = run_cli("gradcheck Neg --in x=random:3 --mode fast");
+  unsetenv("DAGRAD_LOG_LEVEL");
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.err, StartsWith("dagrad: node 'Neg' (Neg, cpu, float): kernel reference\n"));
+  CHECK_THAT(r.err, Contains("dagrad: node 'Neg' (Neg, cpu, double): kernel reference\n"));
+  CHECK_THAT(r.out, StartsWith("gradcheck Neg: float"));
+  check_error(bad, "DAGRAD_LOG_LEVEL: unknown log level 'bogus'; expected one of off, info");
 }
