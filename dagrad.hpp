@@ -35,3 +35,4 @@
 #include "dagrad/ops/shape_ops.hpp"
 #include "dagrad/ops/state_ops.hpp"
 #include "dagrad/ops/training_ops.hpp"
+#include "dagrad/version.hpp"

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dagrad/core/graph.hpp"
@@ -25,9 +26,11 @@ struct GradCheckOptions {
   double step = 0;
   double atol = 0;
   double rtol = 0;
-  std::string backend = "reference";  // kernels to run: "reference" (the oracle) or "" (fastest)
-  Device device = Device::cpu();      // where both sides run
-  std::string kernel_path;            // symbolic side only: a forced kernel path (SessionOptions)
+  // The kernels both sides run: "reference" (the default: the oracle kernels, so that a failure
+  // is the gradient's), a backend's name ("cpu", "cuda"), or "" (each op's highest-priority kernel).
+  std::string backend = "reference";
+  Device device = Device::cpu();  // where both sides run
+  std::string kernel_path;        // symbolic side only: a forced kernel path (SessionOptions)
   // Names of the inputs to check (empty: every floating input); the others are held constant.
   // An input whose Jacobian is zero by design (ReluGrad's features) must be left out: the
   // checker fails a check that would pass vacuously.
@@ -72,8 +75,11 @@ struct GradCheckResult {
   std::vector<InputCheck> inputs;
   bool passed = false;  // every input ok, and at least one Passed
 
-  // A header line (op, mode, order, seed, step, tolerances) and one line per input.
+  // A header line (op, mode, order, backend and device, seed, step, tolerances) and one line per input.
   std::string report() const;
+  // The same as one line of JSON: {"op", "passed", ..., "inputs": [{"name", "status", ...}]}.
+  std::string json() const;
+  std::string_view backend_name() const;  // options.backend; "default" where it is ""
 };
 
 // Checks op `op` at `inputs` (floating inputs are checked; integer ones are fixed constants).

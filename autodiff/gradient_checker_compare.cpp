@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 #include "dagrad/autodiff/gradient_checker_detail.hpp"
 
 namespace dagrad {
@@ -143,13 +145,61 @@ std::string InputCheck::to_string() const {
   return line;
 }
 
+std::string_view GradCheckResult::backend_name() const {
+  return options.backend.empty() ? std::string_view("default") : std::string_view(options.backend);
+}
+
 std::string GradCheckResult::report() const {
   std::string text =
       str_cat("gradcheck ", what, ": ", dtype_name(dtype), ", ", options.mode == GradCheckMode::Full ? "full" : "fast",
-              " mode, order ", options.order, ", seed ", options.seed, ", step ", options.step, ", atol ", options.atol,
-              ", rtol ", options.rtol, passed ? " - PASSED" : " - FAILED", "\n");
+              " mode, order ", options.order, ", backend ", backend_name(), " on ", options.device.to_string());
+  if (!options.kernel_path.empty()) text += str_cat(" (path ", options.kernel_path, ")");
+  text += str_cat(", seed ", options.seed, ", step ", options.step, ", atol ", options.atol, ", rtol ", options.rtol,
+                  passed ? " - PASSED" : " - FAILED", "\n");
   for (const auto& c : inputs) text += "  " + c.to_string() + "\n";
   return text;
+}
+
+std::string GradCheckResult::json() const {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const InputCheck& c : inputs) {
+    nlohmann::json entry = {{"name", c.name},
+                            {"dtype", dtype_name(c.dtype)},
+                            {"shape", c.shape.dims()},
+                            {"status", status_name(c.status)},
+                            {"message", c.message}};
+    if (c.status != InputCheck::Status::Skipped) {
+      entry.update({{"max_abs_numeric", c.max_abs_numeric},
+                    {"perturbations", c.perturbations},
+                    {"changed_output", c.changed_output}});
+    }
+    if (c.input_index >= 0) {
+      // Full mode: the worst input and output elements (flat indices); fast mode: the direction.
+      entry.update({{options.mode == GradCheckMode::Full ? "worst_input_element" : "worst_direction", c.input_index},
+                    {"numeric", c.numeric},
+                    {"symbolic", c.symbolic},
+                    {"abs_error", c.abs_error},
+                    {"rel_error", c.rel_error},
+                    {"tolerance", c.tolerance}});
+      if (c.output_index >= 0) entry["worst_output_element"] = c.output_index;
+    }
+    checks.push_back(std::move(entry));
+  }
+  const nlohmann::json out = {
+      {"op", what},
+      {"passed", passed},
+      {"dtype", dtype_name(dtype)},
+      {"mode", options.mode == GradCheckMode::Full ? "full" : "fast"},
+      {"order", options.order},
+      {"backend", backend_name()},
+      {"device", options.device.to_string()},
+      {"path", options.kernel_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.kernel_path)},
+      {"seed", options.seed},
+      {"step", options.step},
+      {"atol", options.atol},
+      {"rtol", options.rtol},
+      {"inputs", checks}};
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 namespace gradcheck {

@@ -58,7 +58,7 @@ struct OpCheckReport {
   // One line per (op, backend, dtype) with the worst forward, gradient and second-order result,
   // then each failure's message and a closing "N passed, N failed, N skipped" line.
   std::string table() const;
-  std::string json() const;  // {"passed": bool, "rows": [{...}, ...]}
+  std::string json() const;  // one line: {"passed": bool, "rows": [{...}, ...]}
 };
 
 // Throws NotFound for an unknown op in `options.ops`, InvalidArgument for one without cases.

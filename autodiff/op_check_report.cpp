@@ -84,7 +84,10 @@ std::string OpCheckReport::json() const {
                          {"tolerance", r.tolerance},
                          {"message", r.message}});
   }
-  return nlohmann::json{{"passed", passed()}, {"rows", rows_json}}.dump(1) + "\n";
+  // One line, as every JSON report of dagrad's: a stream of them reads as JSON Lines.
+  return nlohmann::json{{"passed", passed()}, {"rows", rows_json}}.dump(-1, ' ', false,
+                                                                        nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace dagrad

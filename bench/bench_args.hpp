@@ -1,5 +1,6 @@
-// Command-line helpers shared by the benchmarks: strict integer parsing and the usage-error exit
-// (status 2, an "error:" line and the usage line), so that no option is silently read as 0.
+// Command-line helpers shared by the benchmarks: strict integer parsing, the usage-error exit
+// (status 2, an "error:" line and the usage line), so that no option is silently read as 0, and
+// --help.
 #pragma once
 
 #include <charconv>
@@ -21,6 +22,16 @@ inline std::optional<long> parse_int(const std::string& text, long lo, long hi) 
 inline int usage_error(const std::string& message, const char* usage) {
   std::fprintf(stderr, "error: %s\nusage: %s\n", message.c_str(), usage);
   return 2;
+}
+
+// Whether the command line asks for help (--help or -h anywhere): a bench then prints its usage
+// and exits 0 before it measures anything.
+inline bool asks_for_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
 }
 
 }  // namespace dagrad_bench

@@ -283,6 +283,17 @@ constexpr const char* kUsage =
     "dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] [--layout nhwc|nchw] "
     "[--set issue|depthwise] [--threads 1,2] [--repeat N]";
 
+constexpr const char* kHelp =
+    "Times dagrad's conv kernels against oneDNN's on the issue's shapes (or --set depthwise), one row per\n"
+    "shape and thread count: the fastest of --repeat alternating runs, GFLOP/s, oneDNN time / dagrad time,\n"
+    "dagrad's share of one core's measured float32 FMA peak, the path dagrad took and oneDNN's setup.\n"
+    "  --op filter|input|forward   Conv2DBackpropFilterV2, Conv2DBackpropInputV2 or Conv2D (default filter)\n"
+    "  --dtype float|bfloat16      (default float; bfloat16 also times dagrad's float32)\n"
+    "  --layout nhwc|nchw          activations' layout; filters stay HWIO (default nhwc)\n"
+    "  --set issue|depthwise       the shapes (default issue)\n"
+    "  --threads 1,2               thread counts, comma-separated (default 1,2)\n"
+    "  --repeat N                  runs of each library per shape (default 10)\n";
+
 // Fills `a` from the command line; returns the usage-error status (2) on a bad one.
 std::optional<int> parse_args(int argc, char** argv, BenchArgs& a) {
   using dagrad_bench::usage_error;
@@ -373,6 +384,12 @@ void run(const BenchArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (dagrad_bench::asks_for_help(argc, argv)) {
+    return dagrad::run_main([] {
+      std::printf("usage: %s\n%s", kUsage, kHelp);
+      return dagrad::kExitSuccess;
+    });
+  }
   // oneDNN's OpenMP threads spin for a while after each call by default, on the cores that
   // dagrad's next (alternating) run needs; passive waiting keeps the two timings independent.
   // libgomp reads the setting when it loads, hence the re-exec.

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "dagrad/core/suggest.hpp"
+
 namespace dagrad {
 
 const AttrDef* OpDef::find_attr(std::string_view attr) const {
@@ -228,7 +230,11 @@ const OpDef* OpRegistry::find(std::string_view name) const {
 
 const OpDef& OpRegistry::get(std::string_view name) const {
   const OpDef* def = find(name);
-  if (def == nullptr) fail(Code::NotFound, "Op type not registered '", name, "'");
+  if (def == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& entry : ops_) names.push_back(entry.first);
+    fail(Code::NotFound, "Op type not registered '", name, "'", did_you_mean(closest_names(name, names)));
+  }
   return *def;
 }
 

@@ -2,6 +2,7 @@
 #include "dagrad/core/session.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <set>
@@ -28,6 +29,16 @@ std::optional<double> node_flops(const Node& n, const std::vector<Shape>& inputs
   } catch (const Error&) {
     return std::nullopt;  // a cost model that does not cover this call (the kernel took it)
   }
+}
+
+// The log line of a kernel node's choices (SessionOptions::log_level Info).
+std::string kernel_choice_line(const Node& n, const KernelDef& kernel, Device device, std::string_view path) {
+  const DType dtype = n.def->kernel_dtype(n.attrs);
+  std::string line =
+      str_cat("dagrad: node '", n.name, "' (", n.op(), ", ", device.to_string(), ", ",
+              dtype == DType::Invalid ? std::string_view("no dtype") : dtype_name(dtype), "): kernel ", kernel.backend);
+  if (!path.empty()) line += str_cat(", path ", path);
+  return line;
 }
 
 }  // namespace
@@ -57,12 +68,14 @@ struct Session::Plan {
     std::vector<std::string> locked_variables;
   };
   std::vector<Step> steps;
-  std::vector<int> nodes_needed;  // ids, for sizing value storage
-  std::deque<Node> fused_nodes;   // the nodes rewrites put in the place of graph nodes (stable addresses)
+  std::vector<int> nodes_needed;            // ids, for sizing value storage
+  std::deque<Node> fused_nodes;             // the nodes rewrites put in the place of graph nodes (stable addresses)
+  mutable std::atomic<bool> logged{false};  // its kernel choices were logged (by its first run)
 };
 
 Session::Session(const Graph& graph, SessionOptions options) : graph_(&graph), options_(std::move(options)) {
   DeviceRuntime& runtime = device_runtime(options_.device);  // fails early: "no CUDA device available"
+  if (!options_.log_level) options_.log_level = env_log_level();
   if (options_.threads < 0) invalid_argument("Session: threads must be >= 0, got ", options_.threads);
   if (options_.threads > 0) {
     arena_ = std::make_unique<tbb::task_arena>(options_.threads);
@@ -260,6 +273,8 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
                                      VariableStore& variables, RunStats& stats) {
   std::map<int, std::vector<Tensor>> values;
   const bool profiling = options_.profile;
+  // One run logs a plan's choices: the first to start, even when several start at once.
+  const bool logging = *options_.log_level >= LogLevel::Info && !plan.logged.exchange(true);
   auto value_of = [&](const Output& out) -> Tensor {
     auto fed = feeds.find(out);
     if (fed != feeds.end()) return fed->second;
@@ -288,7 +303,7 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
                     step.variable_names,
                     stream_,
                     options_.kernel_path,
-                    profiling ? &ran_path : nullptr};
+                    profiling || logging ? &ran_path : nullptr};
     std::vector<Shape> input_shapes;
     if (profiling)
       for (const Tensor& t : inputs) input_shapes.push_back(t.defined() ? t.shape() : Shape{});
@@ -308,6 +323,7 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
                                      begin - stats.profile.start_us, end - begin,
                                      node_flops(n, input_shapes, values[n.id])});
     }
+    if (logging) write_log_line(options_.log_sink, kernel_choice_line(n, *step.kernel, options_.device, ran_path));
     for (const auto& out : step.unread) values[n.id][static_cast<std::size_t>(out.index)] = Tensor();
     ++stats.nodes_run;
   }

@@ -5,12 +5,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <tbb/task_arena.h>
 
 #include "dagrad/core/graph.hpp"
+#include "dagrad/core/log.hpp"
 #include "dagrad/core/profile.hpp"
 #include "dagrad/core/variables.hpp"
 
@@ -32,6 +34,11 @@ struct SessionOptions {
   // Apply the registered graph rewrites (core/rewrite.hpp: fusions that keep every result's bits)
   // when compiling a plan; false runs every node as built.
   bool rewrite = true;
+  // Diagnostics (core/log.hpp); unset: the DAGRAD_LOG_LEVEL environment variable's level (off when
+  // it is unset). At Info, the first run of each plan writes one line per kernel node: its name,
+  // op, device, dtype, the kernel's backend and the path the kernel ran (where it has a table of paths).
+  std::optional<LogLevel> log_level;
+  LogSink log_sink;  // receives those lines; empty: standard error
 };
 
 using FeedMap = std::map<Output, Tensor>;

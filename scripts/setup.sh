@@ -13,9 +13,9 @@ for arg in "$@"; do
 done
 
 packages=(
-  build-essential cmake pkg-config   # toolchain
+  build-essential cmake pkg-config   # toolchain (pkg-config: scripts/test.sh checks dagrad.pc)
   ninja-build                        # scripts/test.sh builds with Ninja
-  xtensor-dev xtl-dev libxsimd-dev   # tensors and SIMD
+  xtensor-dev xtl-dev                # tensors (xtensor's SIMD option, which needs xsimd, stays off)
   libeigen3-dev                      # half and bfloat16 host types
   libtbb-dev                         # CPU parallelism
   catch2                             # tests (2.13)
@@ -23,7 +23,7 @@ packages=(
   clang-format                       # scripts/check_format.sh
   libcli11-dev                       # CLI parsing
   zlib1g-dev                         # gzipped IDX datasets
-  nlohmann-json3-dev                 # checkpoint manifests (JSON)
+  nlohmann-json3-dev                 # JSON: checkpoint manifests, profiles, the CLI's --json
   dataset-fashion-mnist              # training data
   libdnnl-dev                        # oneDNN, for the CPU benchmark only
 )

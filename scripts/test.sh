@@ -5,9 +5,10 @@
 #      (CUDA off: the GPU tests skip here anyway): the test suite, then every fuzz target for a
 #      bounded time (scripts/fuzz.sh),
 #   2. ThreadSanitizer: concurrent sessions and set_num_threads (scripts/tsan.sh),
-#   3. the embedding checks: install, then build and run examples/consumer and examples/custom_op
-#      (an op from outside, also loaded by the installed CLI) against the install; configure
-#      examples/consumer through add_subdirectory as well,
+#   3. the embedding checks: install, then build and run examples/consumer against the install
+#      (through find_package, and through pkg-config's dagrad.pc) and examples/custom_op (an op
+#      from outside, also loaded by the installed CLI); configure examples/consumer through
+#      add_subdirectory as well,
 #   4. Release with every backend that can be built (CUDA compiles and links without a GPU), the
 #      CLI, examples and benchmarks: the whole op case table (`dagrad check`, under each ISA cap)
 #      on GCC's -O3 kernels, static linking and allocation failure; the Catch2 programs (unit, CLI
@@ -89,6 +90,13 @@ if [ "$quick" = 0 ]; then
   cmake -S "$root/examples/consumer" -B "$consumer" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$consumer" -j "$jobs"
   "$consumer/consumer"
+  section "build examples/consumer/main.cpp with pkg-config against the installed package"
+  pc_file="$(find "$prefix" -name dagrad.pc)"
+  PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --exists --print-errors 'dagrad >= 0.1'
+  # shellcheck disable=SC2046  # the flags are words
+  c++ -std=c++20 -O1 "$root/examples/consumer/main.cpp" -o "$consumer/consumer-pkgconfig" \
+    $(PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --cflags --libs dagrad)
+  "$consumer/consumer-pkgconfig"
   section "build examples/custom_op against the installed package; check its ops with the installed CLI"
   custom_op="$release/custom_op"
   cmake -S "$root/examples/custom_op" -B "$custom_op" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -1,16 +1,17 @@
 // `dagrad bench-op OP ...`: times one op through the same eager path as run-op and prints one
-// JSON line: op, inputs' shapes, attributes, dtype, threads, median and min ms, and GFLOP/s
-// where the op has a cost model (OpDef::cost).
+// JSON line: op, inputs' shapes, typed attributes, dtype, device, backend, path, threads, median
+// and min ms, and flops and GFLOP/s where the op has a cost model (OpDef::cost).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
 #include "dagrad/core/threading.hpp"
 #include "dagrad/tools/command.hpp"
+#include "dagrad/tools/json_output.hpp"
 #include "dagrad/tools/op_options.hpp"
 #include "dagrad/tools/option_checks.hpp"
 
@@ -24,25 +25,6 @@ struct BenchOptions {
   int repeat = 10;
   int warmup = 2;
 };
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (static_cast<unsigned char>(ch) < 0x20) {
-      out += ' ';
-      continue;
-    }
-    out += ch;
-  }
-  return out + "\"";
-}
-
-std::string json_dims(const Shape& shape) {
-  std::string out = "[";
-  for (int i = 0; i < shape.rank(); ++i) out += (i ? "," : "") + std::to_string(shape[i]);
-  return out + "]";
-}
 
 // The op's cost model (OpDef::cost) on this call's shapes, when it has one.
 std::optional<double> op_flops(const PreparedOp& op, const AttrMap& attrs, const std::vector<Tensor>& outputs) {
@@ -71,29 +53,35 @@ void run(const BenchOptions& o) {
   for (const auto& t : op.inputs) dtypes.push_back(t.dtype());
   complete_attrs(*op.def, attrs, dtypes);
 
-  std::string line = "{\"op\":" + json_string(op.def->name) + ",\"inputs\":{";
-  for (std::size_t i = 0; i < op.inputs.size(); ++i) {
-    const std::string name = i < op.def->inputs.size() ? op.def->inputs[i].name : str_cat("input", i);
-    line += (i ? "," : "") + json_string(name) + ":" + json_dims(op.inputs[i].shape());
-  }
-  line += "},\"attrs\":{";
-  bool first = true;
-  for (const auto& [name, value] : attrs) {
-    line += (first ? "" : ",") + json_string(name) + ":" + json_string(attr_to_string(value));
-    first = false;
+  // Input shapes by argument name; a list argument's tensors as name_0, name_1, ... (as gradcheck names them).
+  nlohmann::json inputs = nlohmann::json::object();
+  const std::vector<const ArgDef*> args = flat_input_args(*op.def, attrs);
+  std::map<std::string, int> list_index;
+  for (std::size_t i = 0; i < op.inputs.size() && i < args.size(); ++i) {
+    const std::string& arg = args[i]->name;
+    const std::string name = args[i]->number_attr.empty() ? arg : str_cat(arg, "_", list_index[arg]++);
+    inputs[name] = shape_json(op.inputs[i].shape());
   }
   const DType dtype = op.def->kernel_dtype(attrs);
-  line += "},\"dtype\":" + json_string(dtype == DType::Invalid ? "none" : dtype_name(dtype));
-  line += ",\"device\":" + json_string(op.device.to_string());
-  line += ",\"backend\":" + json_string(op.backend.empty() ? "default" : op.backend);
-  if (!op.kernel_path.empty()) line += ",\"path\":" + json_string(op.kernel_path);
-  line += str_cat(",\"threads\":", num_threads(), ",\"repeat\":", o.repeat, ",\"warmup\":", o.warmup);
-  line += str_cat(",\"median_ms\":", median, ",\"min_ms\":", ms.front());
+  nlohmann::json line = {
+      {"op", op.def->name},
+      {"inputs", inputs},
+      {"attrs", attrs_json(attrs)},
+      {"dtype", dtype == DType::Invalid ? nlohmann::json(nullptr) : nlohmann::json(dtype_name(dtype))},
+      {"device", op.device.to_string()},
+      {"backend", op.backend.empty() ? "default" : op.backend},
+      {"path", op.kernel_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(op.kernel_path)},
+      {"threads", num_threads()},
+      {"repeat", o.repeat},
+      {"warmup", o.warmup},
+      {"median_ms", median},
+      {"min_ms", ms.front()}};
+  // Exact: JSON numbers carry a double's shortest round-trip digits.
   if (const auto flops = op_flops(op, attrs, outputs)) {
-    line += str_cat(",\"flops\":", *flops, ",\"gflops_median\":", *flops / (median * 1e6),
-                    ",\"gflops_best\":", *flops / (ms.front() * 1e6));
+    line.update(
+        {{"flops", *flops}, {"gflops_median", *flops / (median * 1e6)}, {"gflops_best", *flops / (ms.front() * 1e6)}});
   }
-  std::cout << line << "}\n";
+  print_json_line(line);
 }
 
 }  // namespace

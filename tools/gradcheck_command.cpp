@@ -1,5 +1,6 @@
-// `dagrad gradcheck OP ...`: the finite-difference gradient checker on one op, one line per input;
-// exit status 0 when every input passes, 1 when any fails.
+// `dagrad gradcheck OP ...`: the finite-difference gradient checker on one op (on the reference
+// kernels unless --backend or --path says otherwise), a header naming the backend checked and one
+// line per input, or one line of JSON; exit status 0 when every input passes, 1 when any fails.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -18,18 +19,27 @@ struct GradCheckCommandOptions {
   std::string mode = "full";
   int order = 1;
   GradCheckOptions check;
+  bool json = false;
 };
+
+// The kernels checked when --backend is not given: as in the library (GradCheckOptions::backend),
+// the reference kernels, so that a failure is the gradient formula's; with --path, the cpu
+// kernels, whose path it forces.
+std::string checked_backend(const PreparedOp& op) {
+  if (!op.backend.empty()) return op.backend;
+  return op.kernel_path.empty() ? GradCheckOptions{}.backend : "cpu";
+}
 
 void run(const GradCheckCommandOptions& o) {
   const PreparedOp op = prepare_op(o.op);
   GradCheckOptions options = o.check;
   options.mode = o.mode == "fast" ? GradCheckMode::Fast : GradCheckMode::Full;
   options.order = o.order;
-  options.backend = op.backend;
+  options.backend = checked_backend(op);
   options.kernel_path = op.kernel_path;
   options.device = op.device;
   const GradCheckResult result = check_gradients(op.def->name, op.inputs, op.attrs, options);
-  std::cout << result.report();
+  std::cout << (o.json ? result.json() : result.report());
   if (!result.passed) fail(Code::InvalidArgument, "gradcheck: ", op.def->name, " failed the gradient check");
 }
 
@@ -52,9 +62,10 @@ Subcommand add_gradcheck_command(CLI::App& parent) {
                   "Absolute tolerance, times max(1, largest Jacobian entry) (default: per dtype)")
       ->check(positive_number());
   app->add_option("--rtol", o->check.rtol, "Relative tolerance (default: per dtype)")->check(positive_number());
+  app->add_flag("--json", o->json, "Print the result as one line of JSON");
   return {app,
           std::string("dagrad gradcheck ") + kOpOptionsUsage +
-              " [--mode full|fast] [--order 1|2] [--seed N] [--directions N] [--step H] [--atol A] [--rtol R]",
+              " [--mode full|fast] [--order 1|2] [--seed N] [--directions N] [--step H] [--atol A] [--rtol R] [--json]",
           [o] { run(*o); }};
 }
 

@@ -7,6 +7,7 @@
 // X(<name>) to DAGRAD_CLI_SUBCOMMANDS below. tools/CMakeLists.txt picks the file up by itself.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,7 +20,9 @@
 #include "dagrad/core/error.hpp"
 #include "dagrad/core/op_library.hpp"
 #include "dagrad/core/program.hpp"
+#include "dagrad/core/suggest.hpp"
 #include "dagrad/tools/command.hpp"
+#include "dagrad/tools/version_text.hpp"
 
 #define DAGRAD_CLI_SUBCOMMANDS(X) \
   X(ops)                          \
@@ -66,6 +69,8 @@ int run(int argc, char** argv) {
   app.add_option("--load-ops", op_libraries, "Load an op library (a module made with DAGRAD_OP_LIBRARY); repeatable")
       ->type_name("FILE")
       ->allow_extra_args(false);
+  app.set_version_flag("--version", dagrad::cli::version_text,
+                       "Print the version, backends and CPU features, and exit");
   std::vector<Subcommand> commands;
 #define DAGRAD_ADD_SUBCOMMAND(name) commands.push_back(dagrad::cli::add_##name##_command(app));
   DAGRAD_CLI_SUBCOMMANDS(DAGRAD_ADD_SUBCOMMAND)
@@ -76,15 +81,20 @@ int run(int argc, char** argv) {
 
   // CLI11 would only say "A subcommand is required" for a misspelt one.
   if (argc > 1 && argv[1][0] != '-') {
-    bool known = false;
-    for (const auto& c : commands) known = known || c.app->get_name() == argv[1];
-    if (!known) return usage_error(std::string("unknown subcommand '") + argv[1] + "'", nullptr, program_usage);
+    std::vector<std::string> names;
+    for (const auto& c : commands) names.push_back(c.app->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const std::string hint = dagrad::did_you_mean(dagrad::closest_names(argv[1], names));
+      return usage_error(std::string("unknown subcommand '") + argv[1] + "'" + hint, nullptr, program_usage);
+    }
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     return usage_error(e.what(), chosen(commands), program_usage);

@@ -103,7 +103,8 @@ void add_op_options(CLI::App& app, OpOptions& o) {
       ->check(check_floating_dtype);
   app.add_option("--device", o.device, "Device: cpu, cuda or cuda:N")->check(check_device);
   app.add_option("--threads", o.threads, "CPU threads (0: all cores)")->check(integer_in(0, 1 << 16));
-  app.add_option("--backend", o.backend, "Kernel backend, e.g. reference (default: the fastest registered)");
+  app.add_option("--backend", o.backend,
+                 "Kernel backend, e.g. reference or cpu (default: the fastest registered; gradcheck: reference)");
   app.add_option("--case", o.case_label,
                  "Take the inputs and attributes from the op's case LABEL (`dagrad check` lists them); "
                  "--attr values override the case's");

@@ -1,5 +1,5 @@
 // An embedding program: uses dagrad through its installed package and the one umbrella header
-// only, the way the README says a program does: a graph and a session, an eager op, layers
+// only, the way the README says a program does: its version, a graph and a session, an eager op, layers
 // trained with minimize, a checkpoint saved and restored, and the gradient checker.
 // Exit status: 0 right results, 1 wrong ones or an error (one "error: ..." line).
 #include <unistd.h>
@@ -71,6 +71,13 @@ bool layers_minimize_checkpoint() {
          check(info.step == 50 && restored_loss == trained_loss, "a restored checkpoint gives the same loss");
 }
 
+// The installed headers and the library linked are one release (dagrad/version.hpp).
+bool versions_match() {
+  std::cout << "dagrad " << version().to_string() << " (headers " << DAGRAD_VERSION_STRING << ")\n";
+  return check(library_matches_headers() && version().to_string() == DAGRAD_VERSION_STRING,
+               "the library's version is the headers'");
+}
+
 // The finite-difference checker agrees with Relu's symbolic gradient away from its kink.
 bool gradient_checker() {
   Tensor x = Tensor::from_values<double>(Shape{4}, {-1.5, -0.25, 0.5, 2.0});
@@ -83,7 +90,7 @@ bool gradient_checker() {
 
 int main() {
   return dagrad::run_main([] {
-    const bool ok = graph_and_eager() & layers_minimize_checkpoint() & gradient_checker();
+    const bool ok = versions_match() & graph_and_eager() & layers_minimize_checkpoint() & gradient_checker();
     std::cout << (ok ? "consumer: OK" : "consumer: WRONG RESULT") << "\n";
     if (!ok) std::cerr << "error: consumer: wrong result\n";
     return ok ? 0 : 1;

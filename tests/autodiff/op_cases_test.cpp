@@ -193,7 +193,7 @@ TEST_CASE("a custom op's cases run through check_ops, which catches a wrong kern
   INFO(wrong_gradient.table());
   CHECK(worst(wrong_gradient, CheckKind::Forward) == CheckStatus::Pass);
   CHECK(worst(wrong_gradient, CheckKind::Gradient) == CheckStatus::Fail);
-  CHECK_THAT(wrong_gradient.json(), Catch::Matchers::Contains("\"status\": \"FAIL\""));
+  CHECK_THAT(wrong_gradient.json(), Catch::Matchers::Contains("\"status\":\"FAIL\""));
 }
 
 TEST_CASE("an input declared with a zero Jacobian fails the check when the output depends on it", "[cases]") {
