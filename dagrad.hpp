@@ -1,6 +1,7 @@
 // dagrad: everything a user includes, as #include <dagrad/dagrad.hpp>: tensors, graphs, sessions,
-// the op builders and eager raw ops, gradients, optimisers, layers, checkpoints, datasets, the
-// gradient checker and op checks, the profiler and the registries (custom ops).
+// the op builders and eager raw ops, gradients, optimisers, layers, checkpoints, datasets, saved
+// graphs and models, the gradient checker and op checks, the profiler, the registries and op
+// libraries (custom ops), and the version.
 #pragma once
 
 #include "dagrad/autodiff/gradient_checker.hpp"
@@ -13,12 +14,14 @@
 #include "dagrad/core/eager.hpp"
 #include "dagrad/core/error.hpp"
 #include "dagrad/core/graph.hpp"
+#include "dagrad/core/graph_format.hpp"
 #include "dagrad/core/memory_limit.hpp"
 #include "dagrad/core/npy.hpp"
 #include "dagrad/core/op_library.hpp"
 #include "dagrad/core/profile.hpp"
 #include "dagrad/core/program.hpp"
 #include "dagrad/core/registries.hpp"
+#include "dagrad/core/saved_model.hpp"
 #include "dagrad/core/session.hpp"
 #include "dagrad/core/tensor.hpp"
 #include "dagrad/core/tensor_xt.hpp"

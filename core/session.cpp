@@ -175,6 +175,17 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
     }
     stack.push_back(t->id);
   }
+  // A control edge from a stateless node whose every output is fed waits for the feeds, as TF moves
+  // a fed Placeholder's control edges to the feed: running the node would only fail for want of
+  // its value. A stateful node still runs.
+  auto fed_whole = [&](int id) {
+    const Node& n = g.node(id);
+    if (n.def->stateful || n.num_outputs() == 0) return false;
+    for (int i = 0; i < n.num_outputs(); ++i) {
+      if (!feeds.count(Output{graph_, id, i})) return false;
+    }
+    return true;
+  };
   while (!stack.empty()) {
     const int id = stack.back();
     stack.pop_back();
@@ -184,7 +195,9 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
     for (const auto& in : n.inputs) {
       if (!feeds.count(in)) stack.push_back(in.node);
     }
-    for (int c : n.control_inputs) stack.push_back(c);
+    for (int c : n.control_inputs) {
+      if (!fed_whole(c)) stack.push_back(c);
+    }
   }
   // Rewrites first: fused nodes take the place of the nodes they replace; absorbed nodes do not run.
   std::vector<Output> fed;

@@ -1,6 +1,7 @@
 // An embedding program: uses dagrad through its installed package and the one umbrella header
 // only, the way the README says a program does: its version, a graph and a session, an eager op, layers
-// trained with minimize, a checkpoint saved and restored, and the gradient checker.
+// trained with minimize, a checkpoint saved and restored, the model saved as a graph and loaded,
+// and the gradient checker.
 // Exit status: 0 right results, 1 wrong ones or an error (one "error: ..." line).
 #include <unistd.h>
 
@@ -67,8 +68,20 @@ bool layers_minimize_checkpoint() {
   const CheckpointInfo info = restore_checkpoint(fresh, g, dir);
   const float restored_loss = fresh.run(feeds, metrics.loss).data<float>()[0];
   std::filesystem::remove_all(dir);
+
+  // The trained model as a saved graph: loaded without the code that built it.
+  save_model(dir, g, session, {.inputs = {{"images", "images"}}, .outputs = {{"logits", logits.name()}}});
+  Model model = load_model(dir);
+  const Tensor images_value = feeds.at(images);
+  const Tensor want = session.run({{images, images_value}}, logits);
+  const Tensor got = model.session->run({{model.input("images"), images_value}}, model.output("logits"));
+  std::filesystem::remove_all(dir);
+  bool same_logits = got.shape() == want.shape();
+  for (std::int64_t i = 0; same_logits && i < want.num_elements(); ++i)
+    same_logits = got.data<float>()[i] == want.data<float>()[i];
   return check(trained_loss < first_loss, "Adam lowers the loss") &
-         check(info.step == 50 && restored_loss == trained_loss, "a restored checkpoint gives the same loss");
+         check(info.step == 50 && restored_loss == trained_loss, "a restored checkpoint gives the same loss") &
+         check(same_logits, "a saved and loaded model gives the same logits");
 }
 
 // The installed headers and the library linked are one release (dagrad/version.hpp).

@@ -143,3 +143,24 @@ TEST_CASE("control dependencies order side effects before a NoOp", "[session]") 
   CHECK(values[0].data<std::int32_t>()[0] == 3);
   CHECK(values[1].data<std::int32_t>()[0] == 5);
 }
+
+TEST_CASE("a control edge from a fed placeholder waits for the feed, not for the placeholder to run", "[session]") {
+  Graph g;
+  Output x = ops::placeholder(g, DType::Float32, Shape{2}, "x");
+  Output c = ops::constant(g, Tensor::from_values<float>(Shape{2}, {1, 2}));
+  // y reads only c, but must run after x: a control edge, as a graph loaded from a file may hold.
+  const Node& y = g.add_node("Identity", {c}, {}, "y", {x.node});
+  Session s(g);
+  Tensor got = s.run({{x, Tensor::from_values<float>(Shape{2}, {5, 6})}}, g.output(y.id));
+  CHECK(got.data<float>()[1] == 2.0f);
+  PlanInfo plan = s.plan_info({{x, Tensor::from_values<float>(Shape{2}, {5, 6})}}, {g.output(y.id)});
+  CHECK(std::count(plan.order.begin(), plan.order.end(), x.node) == 0);
+  // Unfed, the placeholder runs for its control edge and says it wants a value.
+  CHECK_THAT(error_of([&] { s.run({}, g.output(y.id)); }), Contains("x"));
+  // A stateful node reached by a control edge still runs even when its output is fed.
+  Output v = ops::variable(g, Shape{}, DType::Int32, "v");
+  Output set_v = ops::assign(g, v, ops::constant(g, Tensor::scalar<std::int32_t>(4)));
+  const Node& z = g.add_node("Identity", {c}, {}, "z", {set_v.node});
+  s.run({{set_v, Tensor::scalar<std::int32_t>(9)}}, g.output(z.id));
+  CHECK(s.run({}, v).data<std::int32_t>()[0] == 4);
+}
