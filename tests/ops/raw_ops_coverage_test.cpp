@@ -171,6 +171,8 @@ TEST_CASE("every registered op has a typed raw op or a stated reason for none", 
   }
   std::vector<std::string> missing;
   for (const OpDef* def : op_registry().list()) {
+    // Ops that other test cases of this program register for themselves are not the library's.
+    if (def->name.rfind("DagradTest", 0) == 0) continue;
     if (!typed_raw_ops().count(def->name) && !excluded.count(def->name)) missing.push_back(def->name);
   }
   std::string list;
