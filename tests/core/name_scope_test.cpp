@@ -71,7 +71,7 @@ TEST_CASE("a name scope outside TF's node-name charset is refused by name", "[gr
   }
 }
 
-TEST_CASE("layers name their nodes in scopes; variables and slots keep their checkpoint names", "[graph][scope]") {
+TEST_CASE("layers name their nodes in scopes, variables and slots keep their checkpoint names", "[graph][scope]") {
   Graph g;
   layers::VariableSet vars(1);
   Output loss;
