@@ -1,6 +1,7 @@
 // train_cnn: a LeNet-style CNN trained on Fashion-MNIST with dagrad's graph API.
 //   conv 5x5 (32) -> relu -> max-pool -> conv 5x5 (64) -> relu -> max-pool -> dense 128 (relu) -> dense 10
-// Prints a progress bar per epoch, then loss and train/test accuracy; writes the curves as SVG.
+// Shows each epoch's progress (a bar on a terminal, plain lines in a log), then loss and train/test
+// accuracy; writes the curves as SVG.
 // With --save DIR it checkpoints at the end of every epoch (and every --save-every N steps);
 // --resume DIR continues such a run exactly: a run killed and resumed ends with the same weights,
 // bit for bit, as one never interrupted. --precision bfloat16 computes the layers in bfloat16 on
