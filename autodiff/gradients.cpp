@@ -47,7 +47,7 @@ class Builder {
     count_pending_from_xs();
     for (std::size_t i = 0; i < ys_.size(); ++i) {
       if (!visited_[static_cast<std::size_t>(ys_[i].node)]) continue;  // depends on no x
-      backprop(grad_ys_.empty() ? ops::ones_like(g_, ys_[i], "gradients/grad_ys") : grad_ys_[i], ys_[i]);
+      backprop(grad_ys_.empty() ? ops::ones_like(g_, ys_[i], "grad_ys") : grad_ys_[i], ys_[i]);
     }
     results_.assign(xs_.size(), std::nullopt);
     while (!ready_.empty()) {
@@ -120,7 +120,7 @@ class Builder {
     auto& arrived = backprops_[static_cast<std::size_t>(n.id)][static_cast<std::size_t>(index)];
     if (arrived.empty()) return std::nullopt;
     if (arrived.size() == 1) return arrived.front();
-    return ops::add_n(g_, arrived, str_cat("gradients/", n.name, "_sum"));
+    return ops::add_n(g_, arrived, str_cat(n.name, "_sum"));
   }
 
   void process(const Node& n) {
@@ -153,8 +153,13 @@ class Builder {
     std::vector<Output> grads;
     for (int i = 0; i < n.num_outputs(); ++i) {
       const Grad& d = dy[static_cast<std::size_t>(i)];
-      grads.push_back(d ? *d : ops::zeros_like(g_, g_.output(n.id, i), str_cat("gradients/", n.name, "_zeros")));
+      grads.push_back(d ? *d : ops::zeros_like(g_, g_.output(n.id, i), str_cat(n.name, "_zeros")));
     }
+    // TF's names: node n's gradient nodes under "gradients/n_grad/". A node name outside TF's
+    // charset (dagrad does not refuse those) leaves them directly under "gradients/".
+    const std::string scope = str_cat(n.name, "_grad");
+    std::optional<NameScope> per_node;
+    if (is_valid_name_scope(scope)) per_node.emplace(g_.name_scope(scope));
     std::vector<Grad> dx = (*fn)(g_, n, grads);
     if (dx.size() != n.inputs.size()) {
       fail(Code::Internal, "gradients: the gradient function of ", n.op(), " returned ", dx.size(), " gradients for ",
@@ -206,13 +211,15 @@ std::vector<Output> gradients(Graph& graph, const std::vector<Output>& ys, const
       }
     }
   }
+  // Every node added here is under "gradients/" (in the enclosing scope, as with tf.gradients).
+  auto scope = graph.name_scope("gradients");
   const auto found = Builder(graph, ys, xs, grad_ys).run();
   std::vector<Output> result;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     if (found[i]) {
       result.push_back(*found[i]);
     } else if (options.unconnected == UnconnectedGradients::Zero) {
-      result.push_back(ops::zeros_like(graph, xs[i], "gradients/unconnected"));
+      result.push_back(ops::zeros_like(graph, xs[i], "unconnected"));
     } else if (options.unconnected == UnconnectedGradients::None) {
       result.emplace_back();
     } else {

@@ -33,10 +33,14 @@ const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const Opt
   for (const Output& gr : grads) grad_nodes.push_back(gr.node);
 
   const DType dtype = loss.dtype();
+  // Slots and updates are named after their variable's full name ("conv1/kernel/Adam"), under no
+  // scope: a checkpoint finds them by those names whatever scope minimize was called in.
+  auto per_variable = [&g] { return g.root_name_scope(); };
   Output lr = ops::scalar(g, o.learning_rate, dtype, "learning_rate");
   std::vector<const Node*> updates;
   if (kind == "sgd") {
     for (std::size_t i = 0; i < params.size(); ++i) {
+      auto root = per_variable();
       updates.push_back(&with_deps(g, "ApplyGradientDescent", {params[i], lr, grads[i]}, {},
                                    str_cat(params[i].op().name, "/ApplyGradientDescent"), grad_nodes));
     }
@@ -44,6 +48,7 @@ const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const Opt
     Output momentum = ops::scalar(g, o.momentum, dtype, "momentum");
     for (std::size_t i = 0; i < params.size(); ++i) {
       const std::string& name = params[i].op().name;
+      auto root = per_variable();
       Output accum = vars.create_zeros(g, str_cat(name, "/Momentum"), params[i].shape(), dtype, false);
       updates.push_back(&with_deps(g, "ApplyMomentum", {params[i], accum, lr, grads[i], momentum},
                                    {{"use_nesterov", kind == "nesterov"}}, str_cat(name, "/ApplyMomentum"),
@@ -58,6 +63,7 @@ const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const Opt
     Output beta2_power = vars.create(g, "beta2_power", Tensor::full(dtype, Shape{}, o.beta2), false);
     for (std::size_t i = 0; i < params.size(); ++i) {
       const std::string& name = params[i].op().name;
+      auto root = per_variable();
       Output m = vars.create_zeros(g, str_cat(name, "/Adam"), params[i].shape(), dtype, false);
       Output v = vars.create_zeros(g, str_cat(name, "/Adam_1"), params[i].shape(), dtype, false);
       updates.push_back(&with_deps(g, "ApplyAdam",

@@ -1,6 +1,10 @@
 // Graph construction: validation and shape inference happen where the user adds the node.
 #include "dagrad/core/graph.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
 namespace dagrad {
 
 const Node& Output::op() const {
@@ -34,6 +38,37 @@ Output Graph::output(int id, int index) const {
   return Output{this, id, index};
 }
 
+bool is_valid_name_scope(std::string_view scope) {
+  // TF's node-name rule per part: a letter, digit or '.', then letters, digits and "_.-".
+  auto first_ok = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.'; };
+  auto rest_ok = [&](char c) { return first_ok(c) || c == '_' || c == '-'; };
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = std::min(scope.find('/', begin), scope.size());
+    if (end == begin || !first_ok(scope[begin])) return false;
+    for (std::size_t i = begin + 1; i < end; ++i) {
+      if (!rest_ok(scope[i])) return false;
+    }
+    if (end == scope.size()) return true;
+    begin = end + 1;
+  }
+}
+
+NameScope Graph::name_scope(std::string_view scope) {
+  if (!is_valid_name_scope(scope)) {
+    invalid_argument("name scope '", scope,
+                     "' is not valid: each '/'-separated part must match [A-Za-z0-9.][A-Za-z0-9_.-]*");
+  }
+  std::string enclosing = scope_prefix_;
+  scope_prefix_ += scope;
+  scope_prefix_ += '/';
+  return NameScope(*this, std::move(enclosing));
+}
+
+NameScope Graph::root_name_scope() { return NameScope(*this, std::exchange(scope_prefix_, {})); }
+
+std::string Graph::scoped_name(std::string_view name) const { return str_cat(scope_prefix_, name); }
+
 std::string Graph::unique_name(std::string_view base) {
   std::string name(base);
   if (!by_name_.count(name)) return name;
@@ -49,7 +84,7 @@ std::string Graph::unique_name(std::string_view base) {
 const Node& Graph::add_node(std::string_view op, std::vector<Output> inputs, AttrMap attrs, std::string_view name,
                             std::vector<int> control_inputs) {
   const OpDef& def = op_registry().get(op);
-  const std::string unique = unique_name(name.empty() ? op : name);
+  const std::string unique = unique_name(scoped_name(name.empty() ? op : name));
   auto node = std::make_unique<Node>();
   try {
     std::vector<DType> dtypes;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dagrad/core/op_registry.hpp"
@@ -43,6 +44,8 @@ struct Node {
   int num_outputs() const { return static_cast<int>(output_dtypes.size()); }
 };
 
+class NameScope;
+
 class Graph {
  public:
   Graph() = default;
@@ -50,7 +53,8 @@ class Graph {
   Graph& operator=(const Graph&) = delete;
 
   // Validates attributes and inputs against the op's schema, infers output dtypes and shapes,
-  // and appends the node. `name` is made unique ("x", "x_1", ...); empty means the op's name.
+  // and appends the node. `name` (empty: the op's name) goes under the open name scopes and is
+  // then made unique ("x", "x_1", ...).
   const Node& add_node(std::string_view op, std::vector<Output> inputs, AttrMap attrs = {}, std::string_view name = {},
                        std::vector<int> control_inputs = {});
 
@@ -59,7 +63,22 @@ class Graph {
   const Node* find(std::string_view name) const;
   Output output(int node, int index = 0) const;
 
+  // TF's name scopes: while the returned object lives, the nodes added get the name
+  // "scope/name"; scopes nest ("outer/inner/name"). A scope may be entered again (its nodes then
+  // share it, unique by suffix, unlike TF Python's "scope_1"); `scope` may hold '/' for several
+  // levels at once. Throws InvalidArgument naming `scope` unless each '/'-separated part is a TF
+  // node name ([A-Za-z0-9.][A-Za-z0-9_.-]*). Close scopes in the reverse order of opening them.
+  [[nodiscard]] NameScope name_scope(std::string_view scope);
+  // No scope while it lives (TF's name_scope(None)): for names built from other nodes' full
+  // names, such as a variable's slots ("conv1/kernel/Adam").
+  [[nodiscard]] NameScope root_name_scope();
+  // The open scopes as a prefix: "" or "outer/inner/".
+  const std::string& name_scope_prefix() const { return scope_prefix_; }
+  // What add_node makes of `name` before uniquing it: the scope prefix, then `name` (or `op`).
+  std::string scoped_name(std::string_view name) const;
+
  private:
+  friend class NameScope;
   std::string unique_name(std::string_view base);
 
   std::vector<std::unique_ptr<Node>> nodes_;
@@ -67,7 +86,30 @@ class Graph {
   // The next suffix to try per base name: names are never removed, so every smaller suffix is
   // taken, and a graph of n same-named nodes is built in O(n log n), not O(n^2).
   std::map<std::string, int, std::less<>> next_suffix_;
+  std::string scope_prefix_;  // "" or "outer/inner/"
 };
+
+// An open name scope of a graph (Graph::name_scope); closing it restores the enclosing scope.
+class NameScope {
+ public:
+  NameScope(NameScope&& other) noexcept
+      : graph_(std::exchange(other.graph_, nullptr)), enclosing_(std::move(other.enclosing_)) {}
+  NameScope(const NameScope&) = delete;
+  NameScope& operator=(const NameScope&) = delete;
+  NameScope& operator=(NameScope&&) = delete;
+  ~NameScope() {
+    if (graph_ != nullptr) graph_->scope_prefix_ = std::move(enclosing_);
+  }
+
+ private:
+  friend class Graph;
+  NameScope(Graph& graph, std::string enclosing) : graph_(&graph), enclosing_(std::move(enclosing)) {}
+  Graph* graph_;
+  std::string enclosing_;
+};
+
+// Whether `scope` can name a scope: '/'-separated TF node names, none empty.
+bool is_valid_name_scope(std::string_view scope);
 
 // Appends " (node 'name')" to an error message; messages themselves start with the op's name.
 std::string with_node_name(std::string_view message, std::string_view name);

@@ -36,7 +36,9 @@ Tensor glorot_uniform(const Shape& shape, std::int64_t fan_in, std::int64_t fan_
 
 Output VariableSet::create(Graph& g, std::string_view name, Tensor initial, bool trainable) {
   Output var = ops::variable(g, initial.shape(), initial.dtype(), name);
-  if (var.op().name != name) invalid_argument("VariableSet: a node named '", name, "' already exists");
+  if (var.op().name != g.scoped_name(name)) {
+    invalid_argument("VariableSet: a node named '", g.scoped_name(name), "' already exists");
+  }
   initial_values_.push_back(ops::constant(g, std::move(initial), str_cat(name, "/initial_value")));
   all_.push_back(var);
   if (trainable) trainable_.push_back(var);
@@ -56,8 +58,11 @@ Output VariableSet::create_zeros(Graph& g, std::string_view name, const Shape& s
 
 const Node& VariableSet::initializer(Graph& g, std::string_view name) {
   std::vector<const Node*> assigns;
-  for (std::size_t i = 0; i < all_.size(); ++i) {
-    assigns.push_back(&ops::assign(g, all_[i], initial_values_[i], true, str_cat(all_[i].op().name, "/Assign")).op());
+  {
+    auto root = g.root_name_scope();  // named after each variable's full name
+    for (std::size_t i = 0; i < all_.size(); ++i) {
+      assigns.push_back(&ops::assign(g, all_[i], initial_values_[i], true, str_cat(all_[i].op().name, "/Assign")).op());
+    }
   }
   return ops::group(g, assigns, name);
 }
@@ -70,16 +75,14 @@ Output Layers::conv2d(Output x, std::string_view name, std::int64_t filters, std
   }
   const std::int64_t in = x.shape()[3], taps = kernel_size * kernel_size;
   const DType stored = variable_dtype(x.dtype());
-  Output kernel =
-      as_compute(vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{kernel_size, kernel_size, in, filters},
-                                      taps * in, taps * filters, stored),
-                 x.dtype());
-  Output bias = as_compute(vars_->create_zeros(*g_, str_cat(name, "/bias"), Shape{filters}, stored), x.dtype());
-  Output y = ops::conv2d(
-      *g_, x, kernel,
-      {.strides = {1, stride, stride, 1}, .padding = std::string(padding), .name = str_cat(name, "/Conv2D")});
-  y = ops::bias_add(*g_, y, bias, "NHWC", str_cat(name, "/BiasAdd"));
-  return relu ? ops::relu(*g_, y, str_cat(name, "/Relu")) : y;
+  auto scope = g_->name_scope(name);  // NAME/kernel, NAME/Conv2D, ...
+  Output kernel = as_compute(vars_->create_glorot(*g_, "kernel", Shape{kernel_size, kernel_size, in, filters},
+                                                  taps * in, taps * filters, stored),
+                             x.dtype());
+  Output bias = as_compute(vars_->create_zeros(*g_, "bias", Shape{filters}, stored), x.dtype());
+  Output y = ops::conv2d(*g_, x, kernel, {.strides = {1, stride, stride, 1}, .padding = std::string(padding)});
+  y = ops::bias_add(*g_, y, bias, "NHWC");
+  return relu ? ops::relu(*g_, y) : y;
 }
 
 Output Layers::max_pool(Output x, std::int64_t size, std::int64_t stride, std::string_view padding) {
@@ -104,16 +107,16 @@ Output Layers::dense(Output x, std::string_view name, std::int64_t units, bool r
   }
   const std::int64_t in = x.shape()[1];
   const DType stored = variable_dtype(x.dtype());
-  Output kernel =
-      as_compute(vars_->create_glorot(*g_, str_cat(name, "/kernel"), Shape{in, units}, in, units, stored), x.dtype());
-  Output bias = as_compute(vars_->create_zeros(*g_, str_cat(name, "/bias"), Shape{units}, stored), x.dtype());
-  Output y = ops::bias_add(*g_, ops::mat_mul(*g_, x, kernel, false, false, str_cat(name, "/MatMul")), bias, "NHWC",
-                           str_cat(name, "/BiasAdd"));
-  return relu ? ops::relu(*g_, y, str_cat(name, "/Relu")) : y;
+  auto scope = g_->name_scope(name);  // NAME/kernel, NAME/MatMul, ...
+  Output kernel = as_compute(vars_->create_glorot(*g_, "kernel", Shape{in, units}, in, units, stored), x.dtype());
+  Output bias = as_compute(vars_->create_zeros(*g_, "bias", Shape{units}, stored), x.dtype());
+  Output y = ops::bias_add(*g_, ops::mat_mul(*g_, x, kernel), bias, "NHWC");
+  return relu ? ops::relu(*g_, y) : y;
 }
 
 Output Layers::as_compute(Output variable, DType compute) {
   if (variable.dtype() == compute) return variable;
+  auto root = g_->root_name_scope();  // "conv1/kernel/Cast", whatever scope is open
   return ops::cast(*g_, variable, compute, false, str_cat(variable.op().name, "/Cast"));
 }
 

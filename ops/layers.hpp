@@ -22,7 +22,8 @@ class VariableSet {
  public:
   explicit VariableSet(std::uint64_t seed) : seed_(seed) {}
 
-  // A VariableV2 node named `name` whose initial value is `initial`. Trainable variables are
+  // A VariableV2 node named `name` (under the graph's open name scopes) whose initial value is
+  // `initial`. Trainable variables are
   // the ones an optimiser updates; slots and counters are not.
   Output create(Graph& g, std::string_view name, Tensor initial, bool trainable = true);
   // Glorot-uniform initial value from the set's seed and the variable's position in the set.
@@ -58,13 +59,15 @@ class Layers {
   Layers(Graph& g, VariableSet& variables, std::optional<DType> master = std::nullopt)
       : g_(&g), vars_(&variables), master_(master) {}
 
-  // conv (HWIO kernel, Glorot) + bias (zeros) [+ relu]; variables NAME/kernel and NAME/bias.
+  // conv (HWIO kernel, Glorot) + bias (zeros) [+ relu] in name scope NAME (a TF node name):
+  // variables NAME/kernel and NAME/bias, nodes NAME/Conv2D, NAME/BiasAdd, NAME/Relu.
   Output conv2d(Output x, std::string_view name, std::int64_t filters, std::int64_t kernel_size,
                 std::int64_t stride = 1, std::string_view padding = "SAME", bool relu = true);
   Output max_pool(Output x, std::int64_t size = 2, std::int64_t stride = 2, std::string_view padding = "VALID");
   // [batch, ...] -> [batch, product of the rest].
   Output flatten(Output x);
-  // x @ kernel + bias [+ relu]; variables NAME/kernel and NAME/bias.
+  // x @ kernel + bias [+ relu] in name scope NAME: variables NAME/kernel and NAME/bias, nodes
+  // NAME/MatMul, NAME/BiasAdd, NAME/Relu.
   Output dense(Output x, std::string_view name, std::int64_t units, bool relu = false);
 
  private:

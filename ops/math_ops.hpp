@@ -36,6 +36,7 @@ Tensor AddV2(const Tensor& x, const Tensor& y, const NameOnly& attrs = {});
 Tensor Sub(const Tensor& x, const Tensor& y, const NameOnly& attrs = {});
 Tensor Mul(const Tensor& x, const Tensor& y, const NameOnly& attrs = {});
 Tensor Neg(const Tensor& x, const NameOnly& attrs = {});
+Tensor Reciprocal(const Tensor& x, const NameOnly& attrs = {});
 Tensor AddN(const std::vector<Tensor>& inputs, const NameOnly& attrs = {});
 // `axis` is an int32 or int64 scalar or vector, as in TF.
 Tensor Sum(const Tensor& input, const Tensor& axis, const ReductionAttrs& attrs = {});

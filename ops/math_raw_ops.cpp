@@ -22,6 +22,10 @@ Tensor Mul(const Tensor& x, const Tensor& y, const NameOnly& attrs) {
 
 Tensor Neg(const Tensor& x, const NameOnly& attrs) { return run_op("Neg", {x}, {}, {.name = attrs.name}).front(); }
 
+Tensor Reciprocal(const Tensor& x, const NameOnly& attrs) {
+  return run_op("Reciprocal", {x}, {}, {.name = attrs.name}).front();
+}
+
 Tensor AddN(const std::vector<Tensor>& inputs, const NameOnly& attrs) {
   return run_op("AddN", inputs, {}, {.name = attrs.name}).front();
 }

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "dagrad/core/graph.hpp"
+#include "dagrad/ops/raw_op_attrs.hpp"
 
 namespace dagrad::ops {
 
@@ -42,3 +43,28 @@ CrossEntropy sparse_softmax_cross_entropy_with_logits(Graph& g, Output features,
                                                       std::string_view name = {});
 
 }  // namespace dagrad::ops
+
+// Eager ops, argument for argument like tf.raw_ops (defined in nn_raw_ops.cpp).
+namespace dagrad::raw_ops {
+
+struct BiasAddAttrs {  // BiasAdd, BiasAddGrad
+  std::string_view data_format = "NHWC";
+  std::string_view name = {};
+};
+struct CrossEntropyResult {  // tf.raw_ops' (loss, backprop)
+  Tensor loss, backprop;
+};
+
+Tensor BiasAdd(const Tensor& value, const Tensor& bias, const BiasAddAttrs& attrs = {});
+Tensor BiasAddGrad(const Tensor& out_backprop, const BiasAddAttrs& attrs = {});
+Tensor Relu(const Tensor& features, const NameOnly& attrs = {});
+Tensor ReluGrad(const Tensor& gradients, const Tensor& features, const NameOnly& attrs = {});
+Tensor Softmax(const Tensor& logits, const NameOnly& attrs = {});
+Tensor LogSoftmax(const Tensor& logits, const NameOnly& attrs = {});
+CrossEntropyResult SoftmaxCrossEntropyWithLogits(const Tensor& features, const Tensor& labels,
+                                                 const NameOnly& attrs = {});
+// labels: int32 or int64 class indices.
+CrossEntropyResult SparseSoftmaxCrossEntropyWithLogits(const Tensor& features, const Tensor& labels,
+                                                       const NameOnly& attrs = {});
+
+}  // namespace dagrad::raw_ops

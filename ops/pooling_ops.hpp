@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dagrad/core/graph.hpp"
+#include "dagrad/ops/raw_op_attrs.hpp"
 
 namespace dagrad::ops {
 
@@ -55,3 +56,33 @@ Output avg_pool_grad(Graph& g, Output orig_input_shape, Output grad, const PoolO
                      std::string_view name = {});
 
 }  // namespace dagrad::ops
+
+// Eager ops, argument for argument like tf.raw_ops (defined in pooling_raw_ops.cpp). ksize,
+// strides and padding are required, as in TF (left empty they are refused in TF's words).
+namespace dagrad::raw_ops {
+
+struct MaxPoolAttrs {  // MaxPool, MaxPoolGrad, MaxPoolGradGrad
+  std::vector<std::int64_t> ksize;
+  std::vector<std::int64_t> strides;
+  std::string_view padding = {};                // "SAME", "VALID" or "EXPLICIT"
+  std::vector<std::int64_t> explicit_paddings;  // 8 values iff EXPLICIT
+  std::string_view data_format = "NHWC";
+  std::string_view name = {};
+};
+struct AvgPoolAttrs {  // AvgPool, AvgPoolGrad: no EXPLICIT padding, as in TF
+  std::vector<std::int64_t> ksize;
+  std::vector<std::int64_t> strides;
+  std::string_view padding = {};  // "SAME" or "VALID"
+  std::string_view data_format = "NHWC";
+  std::string_view name = {};
+};
+
+Tensor MaxPool(const Tensor& input, const MaxPoolAttrs& attrs);
+Tensor MaxPoolGrad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad, const MaxPoolAttrs& attrs);
+Tensor MaxPoolGradGrad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
+                       const MaxPoolAttrs& attrs);
+Tensor AvgPool(const Tensor& value, const AvgPoolAttrs& attrs);
+// orig_input_shape: an int32 vector of 4 dims.
+Tensor AvgPoolGrad(const Tensor& orig_input_shape, const Tensor& grad, const AvgPoolAttrs& attrs);
+
+}  // namespace dagrad::raw_ops

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dagrad/core/graph.hpp"
+#include "dagrad/ops/raw_op_attrs.hpp"
 
 namespace dagrad::ops {
 
@@ -40,3 +41,22 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> broadcast_reduct
 Shape resolve_reshape(const std::vector<std::int64_t>& dims, std::int64_t num_elements);
 
 }  // namespace dagrad::ops
+
+// Eager ops, argument for argument like tf.raw_ops (defined in shape_raw_ops.cpp). The shape-like
+// inputs (shape, s0, s1) are int32 or int64 vectors.
+namespace dagrad::raw_ops {
+
+struct ShapeAttrs {
+  DType out_type = DType::Int32;
+  std::string_view name = {};
+};
+struct BroadcastGradientArgsResult {  // tf.raw_ops' (r0, r1)
+  Tensor r0, r1;
+};
+
+Tensor Shape(const Tensor& input, const ShapeAttrs& attrs = {});
+Tensor Reshape(const Tensor& tensor, const Tensor& shape, const NameOnly& attrs = {});
+Tensor BroadcastTo(const Tensor& input, const Tensor& shape, const NameOnly& attrs = {});
+BroadcastGradientArgsResult BroadcastGradientArgs(const Tensor& s0, const Tensor& s1, const NameOnly& attrs = {});
+
+}  // namespace dagrad::raw_ops

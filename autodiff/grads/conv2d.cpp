@@ -12,7 +12,7 @@ namespace {
 Output conv_like(Graph& g, std::string_view op, std::vector<Output> inputs, const Node& forward) {
   AttrMap attrs = forward.attrs;
   attrs.erase("T");
-  return g.output(g.add_node(op, std::move(inputs), std::move(attrs), str_cat("gradients/", forward.name, "/", op)).id);
+  return g.output(g.add_node(op, std::move(inputs), std::move(attrs), {}).id);
 }
 
 // y = Conv2D(x, w): dx = BackpropInput(x's shape, w, dy), dw = BackpropFilter(x, w's shape, dy).

@@ -1,14 +1,17 @@
 // train_cnn: a LeNet-style CNN trained on Fashion-MNIST with dagrad's graph API.
 //   conv 5x5 (32) -> relu -> max-pool -> conv 5x5 (64) -> relu -> max-pool -> dense 128 (relu) -> dense 10
-// Prints a progress bar per epoch, then loss and train/test accuracy; writes the curves as SVG.
+// Shows each epoch's progress (a bar on a terminal, plain lines in a log), then loss and train/test
+// accuracy; writes the curves as SVG.
 // With --save DIR it checkpoints at the end of every epoch (and every --save-every N steps);
 // --resume DIR continues such a run exactly: a run killed and resumed ends with the same weights,
 // bit for bit, as one never interrupted. --precision bfloat16 computes the layers in bfloat16 on
 // float32 master weights (mixed precision). --profile FILE times each op of the training steps, prints
-// the ops that took the time and writes a Chrome trace. Exit status: 0 done, 1 error, 2 usage error.
+// the ops that took the time and writes a Chrome trace. --metrics FILE.csv|FILE.json writes each
+// epoch's numbers; --quiet prints the result only. Exit status: 0 done, 1 error, 2 usage error.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include <dagrad/autodiff/optimizers.hpp>
@@ -16,6 +19,7 @@
 #include <dagrad/dagrad.hpp>
 #include <dagrad/ops/layers.hpp>
 
+#include "metrics.hpp"
 #include "options.hpp"
 #include "plot.hpp"
 #include "progress.hpp"
@@ -50,12 +54,47 @@ struct Model {
     loss = metrics.loss;
     accuracy = metrics.accuracy;
     // The optimiser's slots and Adam's beta powers are variables too: checkpoints hold them.
-    step = &minimize(g, loss, vars, {.name = o.optimizer, .learning_rate = o.lr});
+    // Evaluation needs neither them nor the gradients: --eval-only builds the model alone, so it
+    // restores the model's variables from a checkpoint of any optimiser.
+    if (!o.eval_only) step = &minimize(g, loss, vars, {.name = o.optimizer, .learning_rate = o.lr});
     init = &vars.initializer(g);
   }
 
   FeedMap feed(const ImageDataset& d) const { return {{images, d.images}, {labels, d.labels}}; }
 };
+
+// The device to run on, refused before anything slow (reading the dataset) happens.
+Device available_device(const std::string& name) {
+  const Device device = Device::parse(name);
+  op_registry();           // registers the backends, whose runtimes know the devices
+  device_runtime(device);  // throws NotFound: "no CUDA device available (asked for cuda:0)"
+  return device;
+}
+
+// What this process measured of an epoch (a resumed run's earlier epochs have none).
+struct EpochTiming {
+  double images_per_second = 0, seconds = 0;
+};
+
+// Every finished epoch's metrics: the curves (restored ones included) with this run's timings.
+std::vector<train_cnn::EpochMetrics> epoch_metrics(const train_cnn::Progress& p, std::int64_t batches_per_epoch,
+                                                   const std::map<std::size_t, EpochTiming>& measured) {
+  std::vector<train_cnn::EpochMetrics> rows;
+  for (std::size_t e = 0; e < p.train_loss.size(); ++e) {
+    train_cnn::EpochMetrics m{.epoch = static_cast<std::int64_t>(e) + 1,
+                              .step = (static_cast<std::int64_t>(e) + 1) * batches_per_epoch,
+                              .train_loss = p.train_loss[e],
+                              .train_accuracy = p.train_accuracy[e],
+                              .test_loss = p.test_loss[e],
+                              .test_accuracy = p.test_accuracy[e]};
+    if (const auto it = measured.find(e); it != measured.end()) {
+      m.images_per_second = it->second.images_per_second;
+      m.seconds = it->second.seconds;
+    }
+    rows.push_back(m);
+  }
+  return rows;
+}
 
 // A split of the dataset, refused when it has no images (training or testing on nothing would
 // report a loss of NaN as if it were a result) or images of another size than the model's.
@@ -86,6 +125,11 @@ std::pair<double, double> evaluate(Session& s, const Model& m, const ImageDatase
 void train_epochs(const Options& o, Session& session, const Model& m, const ImageDataset& train,
                   const ImageDataset& test, const train_cnn::RunSettings& settings, Progress& p, Profiler* profiler) {
   BatchSampler sampler(train.size(), o.batch_size, o.seed);
+  const train_cnn::ProgressStyle style = train_cnn::progress_style(o.quiet, stderr);
+  std::map<std::size_t, EpochTiming> measured;
+  auto write_metrics = [&] {
+    if (!o.metrics.empty()) train_cnn::write_metrics(o.metrics, epoch_metrics(p, sampler.num_batches(), measured));
+  };
   bool saved = false;
   auto save = [&] {
     if (o.save.empty()) return;
@@ -95,7 +139,7 @@ void train_epochs(const Options& o, Session& session, const Model& m, const Imag
   using Clock = std::chrono::steady_clock;
   for (; p.epoch < o.epochs; p.start_next_epoch(), save()) {
     sampler.start_epoch(p.epoch);  // the batch order depends on the seed and the epoch only
-    train_cnn::ProgressBar bar(std::cerr, train.size(), train_cnn::str("epoch ", p.epoch + 1, "/", o.epochs));
+    train_cnn::ProgressBar bar(std::cerr, train.size(), train_cnn::str("epoch ", p.epoch + 1, "/", o.epochs), style);
     const auto start = Clock::now();
     const std::int64_t seen_before = p.seen;
     while (p.batch < sampler.num_batches()) {
@@ -120,14 +164,21 @@ void train_epochs(const Options& o, Session& session, const Model& m, const Imag
     const auto [tl, ta] = evaluate(session, m, test);
     p.test_loss.push_back(tl);
     p.test_accuracy.push_back(ta);
-    std::printf(
-        "epoch %lld/%d: loss %.4f  train accuracy %.4f  test loss %.4f  test accuracy %.4f  (%.0f images/s, %.1f s)\n",
-        static_cast<long long>(p.epoch + 1), o.epochs, p.train_loss.back(), p.train_accuracy.back(), tl, ta,
-        static_cast<double>(p.seen - seen_before) / seconds, seconds);
-    std::fflush(stdout);
+    const double images_per_second = static_cast<double>(p.seen - seen_before) / seconds;
+    measured[static_cast<std::size_t>(p.epoch)] = {images_per_second, seconds};
+    write_metrics();
+    if (!o.quiet || p.epoch + 1 == o.epochs) {  // --quiet: the last epoch's line is the result
+      std::printf(
+          "epoch %lld/%d: loss %.4f  train accuracy %.4f  test loss %.4f  test accuracy %.4f  (%.0f images/s, %.1f "
+          "s)\n",
+          static_cast<long long>(p.epoch + 1), o.epochs, p.train_loss.back(), p.train_accuracy.back(), tl, ta,
+          images_per_second, seconds);
+      std::fflush(stdout);
+    }
   }
-  if (!saved) save();  // e.g. --epochs 0, or a resumed run that had already finished
-  if (!o.save.empty()) {
+  if (!saved) save();                     // e.g. --epochs 0, or a resumed run that had already finished
+  if (measured.empty()) write_metrics();  // no epoch ran: the restored epochs, or none
+  if (!o.save.empty() && !o.quiet) {
     std::cout << "saved " << variable_names(m.g).size() << " variables (step " << p.step << ") to " << o.save << "\n";
   }
 }
@@ -152,6 +203,7 @@ int run_saved_model(const Options& o, const ImageDataset& test) {
 }
 
 int run(const Options& o) {
+  const Device device = available_device(o.device);
   const ImageDataset test = load_split(o, "t10k");
   ImageDataset train;
   if (!o.eval_only) {
@@ -160,7 +212,7 @@ int run(const Options& o) {
   }
   if (!o.load.empty() && train_cnn::is_saved_model(o.load)) return run_saved_model(o, test);
   Model m(o);
-  Session session(m.g, {.device = Device::parse(o.device), .threads = o.threads, .profile = !o.profile.empty()});
+  Session session(m.g, {.device = device, .threads = o.threads, .profile = !o.profile.empty()});
   const train_cnn::RunSettings settings{.optimizer = o.optimizer,
                                         .learning_rate = o.lr,
                                         .batch_size = o.batch_size,
@@ -174,10 +226,10 @@ int run(const Options& o) {
       const std::int64_t batches = BatchSampler(train.size(), o.batch_size, o.seed).num_batches();
       progress = train_cnn::progress_from_checkpoint(info, settings, batches, o.resume);
     }
-    std::cout << "resumed from " << o.resume << " at step " << info.step << "\n";
+    if (!o.quiet) std::cout << "resumed from " << o.resume << " at step " << info.step << "\n";
   } else if (!o.load.empty()) {
     restore_checkpoint(session, m.g, o.load);
-    std::cout << "restored variables from " << o.load << "\n";
+    if (!o.quiet) std::cout << "restored variables from " << o.load << "\n";
   } else {
     session.run({}, {}, {m.init});
   }
@@ -187,10 +239,13 @@ int run(const Options& o) {
     export_model(o, session, m);
     return 0;
   }
-  std::printf("training on %lld images, testing on %lld; batch %lld, %s lr %g, seed %llu, %d threads, %s, %s\n",
-              static_cast<long long>(train.size()), static_cast<long long>(test.size()),
-              static_cast<long long>(o.batch_size), o.optimizer.c_str(), o.lr, static_cast<unsigned long long>(o.seed),
-              o.threads > 0 ? o.threads : num_threads(), o.device.c_str(), o.precision.c_str());
+  if (!o.quiet) {
+    std::printf("training on %lld images, testing on %lld; batch %lld, %s lr %g, seed %llu, %d threads, %s, %s\n",
+                static_cast<long long>(train.size()), static_cast<long long>(test.size()),
+                static_cast<long long>(o.batch_size), o.optimizer.c_str(), o.lr,
+                static_cast<unsigned long long>(o.seed), o.threads > 0 ? o.threads : num_threads(), o.device.c_str(),
+                o.precision.c_str());
+  }
   std::optional<Profiler> profiler;
   if (!o.profile.empty()) profiler.emplace();
   train_epochs(o, session, m, train, test, settings, progress, profiler ? &*profiler : nullptr);
@@ -204,7 +259,7 @@ int run(const Options& o) {
     train_cnn::write_svg_plot(
         o.plot, {{"train loss", "#1f77b4", progress.train_loss}, {"test loss", "#d62728", progress.test_loss}},
         {{"train accuracy", "#1f77b4", progress.train_accuracy}, {"test accuracy", "#d62728", progress.test_accuracy}});
-    std::cout << "wrote the loss and accuracy curves to " << o.plot << "\n";
+    if (!o.quiet) std::cout << "wrote the loss and accuracy curves to " << o.plot << "\n";
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "metrics.hpp"
 #include "progress.hpp"
 
 namespace train_cnn {
@@ -85,6 +86,16 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
   app.add_option("--profile", o.profile,
                  "time each op of the training steps: print the ops that took the time, and write their "
                  "Chrome trace (chrome://tracing, Perfetto) to this JSON file");
+  app.add_flag("--quiet", o.quiet,
+               "print only the result (the last epoch's line, or the evaluation) and errors: no progress");
+  app.add_option("--metrics", o.metrics,
+                 "write each epoch's loss, accuracies and images/s to this .csv or .json file, rewritten whole "
+                 "after every epoch")
+      ->check(CLI::Validator(
+          [](std::string& path) -> std::string {
+            return metrics_format(path) ? std::string() : str("must end in .csv or .json, got '", path, "'");
+          },
+          "FILE.csv|FILE.json"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

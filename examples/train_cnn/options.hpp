@@ -27,6 +27,8 @@ struct Options {
   // The layers' compute dtype: "float32", or "bfloat16" (mixed precision: float32 master weights,
   // optimiser and loss).
   std::string precision = "float32";
+  bool quiet = false;   // no progress, no per-epoch lines: the final result and errors only
+  std::string metrics;  // per-epoch metrics as FILE.csv or FILE.json ('' for none)
 };
 
 // Parses the command line into `options`. Returns nothing to go on, or the status to exit with:

@@ -1,6 +1,8 @@
 // Eager raw ops: argument for argument like tf.raw_ops, same validation and kernels as graphs.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <dagrad/dagrad.hpp>
 
 using namespace dagrad;
@@ -50,4 +52,72 @@ TEST_CASE("raw ops report errors with the op and the given name", "[ops]") {
                     Contains("Incompatible shapes: [2] vs. [3]"));
   CHECK_THROWS_WITH(raw_ops::AddN({}), Contains("Value for attr 'N' of 0 must be at least minimum 1"));
   CHECK_THROWS_WITH(raw_ops::Neg(Tensor::zeros(DType::Bool, Shape{1})), Contains("Value for attr 'T' of bool"));
+}
+
+namespace {
+
+using V = std::vector<double>;
+V values(const Tensor& t) {
+  V v;
+  for (std::int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.value_as_double(i));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("the nn, pooling, matrix, compare and shape raw ops take TF's arguments and defaults", "[ops][raw_ops]") {
+  Tensor x = Tensor::from_values<float>(Shape{2, 3}, {1.f, -2.f, 3.f, -4.f, 5.f, 0.5f});
+  // Defaults: ArgMax gives int64 and Shape int32, as in TF.
+  Tensor arg = raw_ops::ArgMax(x, Tensor::from_values<std::int32_t>(Shape{}, {1}));
+  CHECK(arg.dtype() == DType::Int64);
+  CHECK(values(arg) == V{2, 1});
+  CHECK(raw_ops::ArgMax(x, Tensor::from_values<std::int32_t>(Shape{}, {0}), {.output_type = DType::Int32}).dtype() ==
+        DType::Int32);
+  Tensor shape = raw_ops::Shape(x);
+  CHECK(shape.dtype() == DType::Int32);
+  CHECK(values(shape) == V{2, 3});
+  CHECK(raw_ops::Shape(x, {.out_type = DType::Int64}).dtype() == DType::Int64);
+
+  Tensor relu = raw_ops::Relu(x);
+  CHECK(relu.data<float>()[1] == 0.f);
+  CHECK(relu.data<float>()[4] == 5.f);
+  Tensor bias = Tensor::from_values<float>(Shape{3}, {10.f, 20.f, 30.f});
+  CHECK(raw_ops::BiasAdd(x, bias).data<float>()[5] == 30.5f);
+  CHECK(values(raw_ops::BiasAddGrad(x)) == V{-3, 3, 3.5});
+  // NCHW on a [2, 3] value: the channel axis is 1 either way, as in TF for rank 2.
+  CHECK(raw_ops::BiasAdd(x, bias, {.data_format = "NCHW"}).data<float>()[0] == 11.f);
+
+  Tensor a = Tensor::from_values<float>(Shape{2, 2}, {1.f, 2.f, 3.f, 4.f});
+  CHECK(values(raw_ops::MatMul(a, a)) == V{7, 10, 15, 22});
+  CHECK(values(raw_ops::MatMul(a, a, {.transpose_a = true})) == V{10, 14, 14, 20});
+  CHECK(values(raw_ops::MatMul(a, a, {.transpose_b = true})) == V{5, 11, 11, 25});
+  CHECK(values(raw_ops::Transpose(a, Tensor::from_values<std::int32_t>(Shape{2}, {1, 0}))) == V{1, 3, 2, 4});
+
+  Tensor eq = raw_ops::Equal(a, Tensor::from_values<float>(Shape{2}, {1.f, 4.f}));
+  CHECK(eq.dtype() == DType::Bool);
+  CHECK(values(eq) == V{1, 0, 0, 1});
+
+  const auto xent = raw_ops::SparseSoftmaxCrossEntropyWithLogits(Tensor::from_values<float>(Shape{1, 2}, {0.f, 0.f}),
+                                                                 Tensor::from_values<std::int32_t>(Shape{1}, {1}));
+  CHECK(xent.loss.data<float>()[0] == Approx(std::log(2.0)));
+  CHECK(xent.backprop.data<float>()[0] == 0.5f);
+  CHECK(xent.backprop.data<float>()[1] == -0.5f);
+
+  const auto args = raw_ops::BroadcastGradientArgs(Tensor::from_values<std::int32_t>(Shape{2}, {2, 3}),
+                                                   Tensor::from_values<std::int32_t>(Shape{1}, {3}));
+  CHECK(values(args.r0).empty());
+  CHECK(values(args.r1) == V{0});
+  CHECK(raw_ops::Reshape(a, Tensor::from_values<std::int32_t>(Shape{1}, {-1})).shape() == Shape{4});
+  CHECK(raw_ops::BroadcastTo(bias, Tensor::from_values<std::int32_t>(Shape{2}, {2, 3})).data<float>()[3] == 10.f);
+  CHECK(raw_ops::Reciprocal(a).data<float>()[3] == 0.25f);
+
+  Tensor image = Tensor::from_values<float>(Shape{1, 2, 2, 1}, {1.f, 4.f, 2.f, 3.f});
+  CHECK(
+      raw_ops::MaxPool(image, {.ksize = {1, 2, 2, 1}, .strides = {1, 1, 1, 1}, .padding = "VALID"}).data<float>()[0] ==
+      4.f);
+  CHECK(
+      raw_ops::AvgPool(image, {.ksize = {1, 2, 2, 1}, .strides = {1, 1, 1, 1}, .padding = "VALID"}).data<float>()[0] ==
+      2.5f);
+  // ksize, strides and padding are required, as in TF.
+  CHECK_THROWS_WITH(raw_ops::MaxPool(image, {.name = "pool"}), Contains("(node 'pool')"));
 }
