@@ -3,6 +3,7 @@
 // gradient checker and op checks, the profiler and the registries (custom ops).
 #pragma once
 
+#include "dagrad/autodiff/data_parallel.hpp"
 #include "dagrad/autodiff/gradient_checker.hpp"
 #include "dagrad/autodiff/gradients.hpp"
 #include "dagrad/autodiff/op_check.hpp"
@@ -24,6 +25,7 @@
 #include "dagrad/core/threading.hpp"
 #include "dagrad/core/variables.hpp"
 #include "dagrad/ops/array_ops.hpp"
+#include "dagrad/ops/collective_ops.hpp"
 #include "dagrad/ops/compare_ops.hpp"
 #include "dagrad/ops/conv2d.hpp"
 #include "dagrad/ops/layers.hpp"
