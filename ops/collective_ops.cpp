@@ -32,9 +32,10 @@ void register_collective_ops(OpRegistry& r) {
               }
               c.set_output(0, out);
             })
-            .cost([](const OpCall& call) {
-              return static_cast<double>(call.inputs.size()) *
-                     static_cast<double>(get_attr<std::int64_t>(call.attrs, "group_size")) * one_flop_per_output(call);
+            .cost([](const OpCall& call) {  // one merge per shard after the first, per element
+              const auto shards = static_cast<double>(call.inputs.size()) *
+                                  static_cast<double>(get_attr<std::int64_t>(call.attrs, "group_size"));
+              return (shards - 1) * one_flop_per_output(call);
             })
             .doc("TF's CollectiveReduce over the micro-shards of a data-parallel batch: each of the group's "
                  "group_size processes gives its N shards, and every process gets merge_op over all "

@@ -17,7 +17,7 @@ MPI_Comm communicator();
 // Internal error "CALL failed on rank R of N: <MPI's message>" unless rc is MPI_SUCCESS.
 void check(int rc, std::string_view call);
 
-// The element count of one MPI call, which takes an int: OutOfRange naming `what` above INT_MAX.
+// The count of one MPI call (elements or bytes), which takes an int: OutOfRange naming `what` above INT_MAX.
 int mpi_count(std::int64_t count, std::string_view what);
 
 // The MPI datatype of a dagrad dtype (the floating and integer types); Unimplemented otherwise.

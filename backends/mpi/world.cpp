@@ -86,8 +86,8 @@ void World::broadcast_variables(Session& session, const layers::VariableSet& var
   for (const Output& var : vars.all()) {
     const std::string& name = var.op().name;
     Tensor value = store.get(name).clone();  // FailedPrecondition when the initializer has not run
-    check(MPI_Bcast(value.raw_data(), mpi_count(value.num_elements(), name), mpi_type(value.dtype()), 0, g_comm),
-          "MPI_Bcast of " + name);
+    const int bytes = mpi_count(static_cast<std::int64_t>(value.nbytes()), name);  // any dtype, as bytes
+    check(MPI_Bcast(value.raw_data(), bytes, MPI_BYTE, 0, g_comm), "MPI_Bcast of " + name);
     store.set(name, std::move(value));
   }
 }

@@ -20,7 +20,11 @@ void register_collective_cases(OpRegistry& r) {
                          .exact = true});
       }
     }
-    cases.push_back({.label = "one shard, scalar", .inputs = shards(1, {}), .gradient_order = 0, .exact = true});
+    cases.push_back({.label = "one shard, scalar",
+                     .inputs = shards(1, {}),
+                     .attrs = {{"group_size", std::int64_t{1}}},
+                     .gradient_order = 0,
+                     .exact = true});
     cases.push_back({.label = "large Add/Div eight [37,90]",
                      .inputs = shards(8, {37, 90}),
                      .attrs = {{"group_size", std::int64_t{1}}, {"final_op", std::string("Div")}},

@@ -42,7 +42,7 @@ TEST_CASE("CollectiveReduceShards refuses shards of different shapes and groups 
   CHECK_THAT(error_of([&] {
                ops::collective_reduce_shards(g, {a, b});
              }),
-             Contains("every shard must have one shape; input 0 has [2, 3] and input 1 has [3, 2]"));
+             Contains("every shard must have one shape; input 0 has [2,3] and input 1 has [3,2]"));
   CHECK_THAT(error_of([&] { ops::collective_reduce_shards(g, {a}, {.group_size = 0}); }), Contains("group_size"));
   CHECK_THAT(error_of([&] { ops::collective_reduce_shards(g, {a}, {.merge_op = "Sum"}); }), Contains("Sum"));
   // Without a dagrad::mpi::World only the reference kernel exists, and it serves a group of one.
