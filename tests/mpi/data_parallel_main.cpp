@@ -4,7 +4,8 @@
 //   op                                      CollectiveReduceShards across the job against the fold
 //       of every process's shards done here (each process makes them all from their seeds)
 //   fail --rank R                           process R throws in its second step: the job must end
-//   group                                   group_size unlike the job's size is an error naming both
+//   group                                   group_size unlike the job's size is an error naming both;
+//                                           so is a second mpi::World
 //   speed --batch B --shards S --steps K --threads T [--plain 1]   images/s of train_cnn's model
 //       (28x28 synthetic images, Adam) data-parallel, or with --plain 1 trained the ordinary way
 //       (one process, whole batches): the measurement of README's "Data-parallel training"
@@ -231,6 +232,14 @@ int speed(const mpi::World& world, const Args& a) {
 }
 
 int check_group(const mpi::World& world) {
+  int argc = 0;
+  char** argv = nullptr;
+  try {
+    mpi::World second(&argc, &argv);
+    throw std::runtime_error("a second mpi::World was accepted");
+  } catch (const Error& e) {
+    if (std::string(e.what()).find("MPI is already initialised") == std::string::npos) throw;
+  }
   Graph g;
   Output reduced =
       ops::collective_reduce_shards(g, {ops::constant(g, seeded(Shape{2}, 1))}, {.group_size = world.size() + 1});
