@@ -4,6 +4,7 @@
 //   op                                      CollectiveReduceShards across the job against the fold
 //       of every process's shards done here (each process makes them all from their seeds)
 //   fail --rank R                           process R throws in its second step: the job must end
+//   mismatch                                process 0's shard differs in size: MPI's error, as an Error
 //   group                                   group_size unlike the job's size is an error naming both;
 //                                           so is a second mpi::World
 //   speed --batch B --shards S --steps K --threads T [--plain 1]   images/s of train_cnn's model
@@ -231,6 +232,18 @@ int speed(const mpi::World& world, const Args& a) {
   return kExitSuccess;
 }
 
+// Process 0 gives a shard of another size than the others: the exchange's counts disagree, and
+// MPI's error (a message longer than its buffer) must come back as a dagrad::Error naming the call.
+int mismatch(const mpi::World& world) {
+  Graph g;
+  const std::int64_t size = world.rank() == 0 ? 4 : 64;
+  Output reduced =
+      ops::collective_reduce_shards(g, {ops::constant(g, seeded(Shape{size}, 1))}, {.group_size = world.size()});
+  Session session(g);
+  session.run({}, reduced);
+  return kExitSuccess;
+}
+
 int check_group(const mpi::World& world) {
   int argc = 0;
   char** argv = nullptr;
@@ -266,6 +279,7 @@ int main(int argc, char** argv) {
     if (a.mode == "op") return check_op(world);
     if (a.mode == "group") return check_group(world);
     if (a.mode == "speed") return speed(world, a);
+    if (a.mode == "mismatch") return mismatch(world);
     throw std::invalid_argument("unknown mode " + a.mode);
   });
 }

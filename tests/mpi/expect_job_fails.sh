@@ -1,9 +1,10 @@
 #!/bin/sh
-# expect_job_fails.sh SECONDS COMMAND...: passes when COMMAND (an mpirun job in which one process
-# throws) ends within SECONDS with a non-zero status and the thrown error on its output; a job
-# that hangs (timeout's 124) or succeeds fails the test.
+# expect_job_fails.sh SECONDS MESSAGE COMMAND...: passes when COMMAND (an mpirun job in which one
+# process fails) ends within SECONDS with a non-zero status and MESSAGE on its output; a job that
+# hangs (timeout's 124) or succeeds fails the test.
 limit=$1
-shift
+message=$2
+shift 2
 out=$(timeout --kill-after=10 "$limit" "$@" 2>&1)
 status=$?
 printf '%s\n' "$out"
@@ -16,6 +17,6 @@ if [ "$status" -eq 0 ]; then
   exit 1
 fi
 case $out in
-  *"error: planted failure on this rank"*) echo "ok: the job ended with status $status" ;;
-  *) echo "FAIL: the failing process's error is not in the job's output"; exit 1 ;;
+  *"$message"*) echo "ok: the job ended with status $status" ;;
+  *) echo "FAIL: the job's output lacks the failing process's error: $message"; exit 1 ;;
 esac
