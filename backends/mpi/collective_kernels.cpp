@@ -1,11 +1,11 @@
 // The "mpi" kernel of CollectiveReduceShards, a reduce-scatter and an all-gather in which MPI
-// only moves bytes: process r owns the r-th of `size` near-equal slices of the tensor; every
-// process sends each owner its shards' part of that slice (MPI_Alltoallv), the owner folds the
-// group's shards for its slice in global shard order (ops/shard_reduction.hpp), and the folded
-// slices are gathered into every process (MPI_Allgatherv). MPI's own reductions are not used:
-// their order is the implementation's and changes with the process count. Each process sends
-// (shards + 1) * n * (size - 1) / size elements, a ring all-reduce's 2n(size - 1)/size at one
-// shard per process, and holds twice its shards' elements.
+// only moves bytes: of N processes, process r owns the r-th of N near-equal slices of the
+// tensor; every process sends each owner its L local shards' part of that slice (MPI_Alltoallv),
+// the owner folds the group's N * L shards for its slice in global shard order
+// (ops/shard_reduction.hpp), and the folded slices are gathered into every process
+// (MPI_Allgatherv). MPI's own reductions are not used: their order is the implementation's and
+// changes with N. Each process sends (L + 1) * n * (N - 1) / N of the tensor's n elements, a ring
+// all-reduce's 2n(N - 1)/N at one shard per process, and holds about 2 * L * n in buffers.
 #include <algorithm>
 #include <mutex>
 #include <string>
