@@ -4,6 +4,7 @@
 // libraries (custom ops), and the version.
 #pragma once
 
+#include "dagrad/autodiff/data_parallel.hpp"
 #include "dagrad/autodiff/gradient_checker.hpp"
 #include "dagrad/autodiff/gradients.hpp"
 #include "dagrad/autodiff/op_check.hpp"
@@ -28,6 +29,7 @@
 #include "dagrad/core/threading.hpp"
 #include "dagrad/core/variables.hpp"
 #include "dagrad/ops/array_ops.hpp"
+#include "dagrad/ops/collective_ops.hpp"
 #include "dagrad/ops/compare_ops.hpp"
 #include "dagrad/ops/conv2d.hpp"
 #include "dagrad/ops/layers.hpp"

@@ -3,6 +3,7 @@
 
 #include "dagrad/autodiff/gradients.hpp"
 #include "dagrad/ops/array_ops.hpp"
+#include "dagrad/ops/collective_ops.hpp"
 #include "dagrad/ops/math_ops.hpp"
 #include "dagrad/ops/state_ops.hpp"
 #include "dagrad/ops/training_ops.hpp"
@@ -14,6 +15,37 @@ namespace {
 const Node& with_deps(Graph& g, std::string_view op, std::vector<Output> inputs, AttrMap attrs, std::string_view name,
                       const std::vector<int>& deps) {
   return g.add_node(op, std::move(inputs), std::move(attrs), name, deps);
+}
+
+// The gradients of every shard loss, merged across the group: per variable, one
+// CollectiveReduceShards of the local shards' gradients (shard order), each waiting for the one
+// before, so every process issues the collectives in the same order whatever its schedule.
+std::vector<Output> data_parallel_gradients(Graph& g, const DataParallel& dp, const std::vector<Output>& params,
+                                            DType dtype) {
+  if (dp.shard_losses.empty()) invalid_argument("minimize: data_parallel needs at least one shard loss");
+  if (dp.group_size < 1) invalid_argument("minimize: data_parallel group_size must be positive, got ", dp.group_size);
+  std::vector<std::vector<Output>> shard_grads;
+  for (std::size_t k = 0; k < dp.shard_losses.size(); ++k) {
+    const Output& loss = dp.shard_losses[k];
+    if (loss.shape().rank() != 0 || loss.dtype() != dtype) {
+      invalid_argument("minimize: shard loss ", k, " must be a ", dtype_name(dtype), " scalar like the loss, got ",
+                       dtype_name(loss.dtype()), " ", loss.shape().to_string());
+    }
+    shard_grads.push_back(gradients(g, {loss}, params));
+  }
+  std::vector<Output> merged;
+  std::vector<int> previous;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    std::vector<Output> shards;
+    for (const auto& grads : shard_grads) shards.push_back(grads[i]);
+    const Node& reduce =
+        with_deps(g, "CollectiveReduceShards", std::move(shards),
+                  {{"group_size", dp.group_size}, {"merge_op", std::string("Add")}, {"final_op", std::string("Div")}},
+                  str_cat(params[i].op().name, "/CollectiveReduceShards"), previous);
+    previous = {reduce.id};
+    merged.push_back(g.output(reduce.id));
+  }
+  return merged;
 }
 
 }  // namespace
@@ -28,7 +60,8 @@ const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const Opt
     invalid_argument("minimize: the loss must be a scalar, got shape ", loss.shape().to_string());
   const std::vector<Output> params = vars.trainable();
   if (params.empty()) invalid_argument("minimize: there are no trainable variables");
-  const std::vector<Output> grads = gradients(g, {loss}, params);
+  const std::vector<Output> grads = o.data_parallel ? data_parallel_gradients(g, *o.data_parallel, params, loss.dtype())
+                                                    : gradients(g, {loss}, params);
   std::vector<int> grad_nodes;
   for (const Output& gr : grads) grad_nodes.push_back(gr.node);
 

@@ -1,6 +1,7 @@
 // Layers and seeded variable initialisers built from ordinary graph nodes.
 #include "dagrad/ops/layers.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "dagrad/core/random.hpp"
@@ -34,7 +35,25 @@ Tensor glorot_uniform(const Shape& shape, std::int64_t fan_in, std::int64_t fan_
   return t;
 }
 
+std::optional<Output> VariableSet::reusable(std::string_view name, const Shape& shape, DType dtype,
+                                            bool trainable) const {
+  if (!reuse_) return std::nullopt;
+  for (const Output& var : all_) {
+    if (var.op().name != name) continue;
+    const bool is_trainable =
+        std::any_of(trainable_.begin(), trainable_.end(), [&](const Output& t) { return t.node == var.node; });
+    if (var.shape() != shape || var.dtype() != dtype || is_trainable != trainable) {
+      invalid_argument("VariableSet: reusing '", name, "' (", dtype_name(var.dtype()), " ", var.shape().to_string(),
+                       is_trainable ? ", trainable" : "", ") as ", dtype_name(dtype), " ", shape.to_string(),
+                       trainable ? ", trainable" : "");
+    }
+    return var;
+  }
+  return std::nullopt;
+}
+
 Output VariableSet::create(Graph& g, std::string_view name, Tensor initial, bool trainable) {
+  if (auto var = reusable(name, initial.shape(), initial.dtype(), trainable)) return *var;
   Output var = ops::variable(g, initial.shape(), initial.dtype(), name);
   if (var.op().name != g.scoped_name(name)) {
     invalid_argument("VariableSet: a node named '", g.scoped_name(name), "' already exists");
@@ -47,12 +66,14 @@ Output VariableSet::create(Graph& g, std::string_view name, Tensor initial, bool
 
 Output VariableSet::create_glorot(Graph& g, std::string_view name, const Shape& shape, std::int64_t fan_in,
                                   std::int64_t fan_out, DType dtype) {
+  if (auto var = reusable(name, shape, dtype, true)) return *var;
   // One stream per variable: adding a layer later does not change the earlier layers' values.
   SplitMix64 stream(seed_, all_.size());
   return create(g, name, glorot_uniform(shape, fan_in, fan_out, stream.next(), dtype));
 }
 
 Output VariableSet::create_zeros(Graph& g, std::string_view name, const Shape& shape, DType dtype, bool trainable) {
+  if (auto var = reusable(name, shape, dtype, trainable)) return *var;
   return create(g, name, Tensor::zeros(dtype, shape), trainable);
 }
 

@@ -32,13 +32,22 @@ class VariableSet {
   Output create_zeros(Graph& g, std::string_view name, const Shape& shape, DType dtype = DType::Float32,
                       bool trainable = true);
 
+  // With reuse on, creating a variable that the set already holds returns that variable (after
+  // checking its shape, dtype and trainability) instead of failing: TF's variable-scope reuse,
+  // for building one model several times over shared weights (data-parallel micro-shards).
+  void reuse_variables(bool on) { reuse_ = on; }
+
   const std::vector<Output>& trainable() const { return trainable_; }
   const std::vector<Output>& all() const { return all_; }
   // A NoOp depending on one Assign(variable, Const(initial)) per variable created so far.
   const Node& initializer(Graph& g, std::string_view name = "init");
 
  private:
+  // The variable `name` when reuse is on and the set holds it (checked against the request).
+  std::optional<Output> reusable(std::string_view name, const Shape& shape, DType dtype, bool trainable) const;
+
   std::uint64_t seed_;
+  bool reuse_ = false;
   std::vector<Output> all_, trainable_, initial_values_;
 };
 

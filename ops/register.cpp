@@ -17,6 +17,7 @@ void register_ops(OpRegistry& r) {
   register_compare_ops(r);
   register_training_ops(r);
   register_shape_ops(r);
+  register_collective_ops(r);
   cases::register_cases(r);
 }
 

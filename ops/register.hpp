@@ -25,5 +25,6 @@ void register_matrix_ops(OpRegistry& registry);        // matrix_ops.cpp
 void register_compare_ops(OpRegistry& registry);       // compare_ops.cpp
 void register_training_ops(OpRegistry& registry);      // training_ops.cpp
 void register_shape_ops(OpRegistry& registry);
+void register_collective_ops(OpRegistry& registry);  // collective_ops.cpp
 
 }  // namespace dagrad::ops

@@ -26,6 +26,7 @@ packages=(
   nlohmann-json3-dev                 # JSON: checkpoint manifests, profiles, the CLI's --json
   dataset-fashion-mnist              # training data
   libdnnl-dev                        # oneDNN, for the CPU benchmark only
+  libopenmpi-dev openmpi-bin         # data-parallel training on MPI (DAGRAD_MPI; mpirun runs tests/mpi)
 )
 # Debian's PyTorch runs on the system python3 (/usr/bin/python3), not on a pyenv or venv one.
 # Its dense layers call libblas.so.3: without recommends that is Netlib's reference BLAS, several

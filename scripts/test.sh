@@ -13,6 +13,9 @@
 #      CLI, examples and benchmarks: the whole op case table (`dagrad check`, under each ISA cap)
 #      on GCC's -O3 kernels, static linking and allocation failure; the Catch2 programs (unit, CLI
 #      and example tests) ran in stage 1 (`--quick` builds and runs them here instead).
+# Stages 1 and 4 also run the MPI jobs of tests/mpi (`mpirun --allow-run-as-root --oversubscribe
+# -np 1/2/4`: bitwise identical weights, a failing process ending the job); stage 1 without
+# LeakSanitizer for them, as Open MPI leaks in its unloaded components (tests/mpi/CMakeLists.txt).
 # Builds use Ninja: with two cores, it starts a target's objects while its dependencies link.
 # Any sanitizer report fails the run (cmake/dagradSanitizerDefaults.cpp).
 # Usage: scripts/test.sh [--quick]   (--quick: the Release configuration only)

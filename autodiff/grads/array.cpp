@@ -15,6 +15,9 @@ void register_array_gradients(GradientRegistry& r) {
   });
   // Values that do not depend on any input's value (or have no inputs).
   for (const char* op : {"Placeholder", "Const", "ZerosLike", "OnesLike", "NoOp"}) r.add_no_gradient(op);
+  // minimize() places the collective after the gradients, so nothing differentiates through it
+  // (its gradient would be another collective, run by every process).
+  r.add_no_gradient("CollectiveReduceShards");
 }
 
 void register_shape_gradients(GradientRegistry& r) {

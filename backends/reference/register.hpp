@@ -23,5 +23,6 @@ void register_matrix_kernels(KernelRegistry& registry);    // matrix_kernels.cpp
 void register_compare_kernels(KernelRegistry& registry);   // compare_kernels.cpp
 void register_training_kernels(KernelRegistry& registry);  // training_kernels.cpp
 void register_shape_kernels(KernelRegistry& registry);
+void register_collective_kernels(KernelRegistry& registry);  // collective_kernels.cpp
 
 }  // namespace dagrad::reference

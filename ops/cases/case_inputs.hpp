@@ -42,5 +42,6 @@ void register_matrix_cases(OpRegistry& registry);
 void register_compare_cases(OpRegistry& registry);
 void register_training_cases(OpRegistry& registry);
 void register_shape_cases(OpRegistry& registry);
+void register_collective_cases(OpRegistry& registry);
 
 }  // namespace dagrad::ops::cases

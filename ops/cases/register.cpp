@@ -14,6 +14,7 @@ void register_cases(OpRegistry& r) {
   register_compare_cases(r);
   register_training_cases(r);
   register_shape_cases(r);
+  register_collective_cases(r);
 }
 
 }  // namespace dagrad::ops::cases

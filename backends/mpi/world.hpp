@@ -1,0 +1,43 @@
+// dagrad::mpi::World: this process's place in an MPI job, for data-parallel training across
+// processes and machines (Open MPI under `mpirun`). Built with DAGRAD_MPI; link dagrad::mpi.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dagrad/core/session.hpp"
+#include "dagrad/ops/layers.hpp"
+
+namespace dagrad::mpi {
+
+// One per process, for its whole MPI life. Creating it initialises MPI, takes a private
+// duplicate of MPI_COMM_WORLD whose errors come back as codes (MPI_ERRORS_RETURN: every failed
+// call is a dagrad::Error naming the call and the rank) and registers the "mpi" kernels of
+// CollectiveReduceShards. Destroying it finalises MPI, except while an exception unwinds in a
+// job of several processes: then the process ends without MPI_Finalize (which would wait for the
+// other processes), and mpirun, seeing a process leave the job that way, ends every other one.
+class World {
+ public:
+  World(int* argc, char*** argv);  // FailedPrecondition when a World exists or MPI was initialised
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // Sets every variable of `vars` in `session` to process 0's value (after its initializer ran).
+  void broadcast_variables(Session& session, const layers::VariableSet& vars) const;
+  // `value` from every process, in rank order.
+  std::vector<std::uint64_t> all_gather(std::uint64_t value) const;
+  void barrier() const;
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// The process's World; FailedPrecondition when there is none.
+const World& world();
+
+}  // namespace dagrad::mpi
