@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dagrad/core/error.hpp"
+#include "dagrad/core/json_int64.hpp"
 
 namespace dagrad {
 namespace {
@@ -24,20 +25,10 @@ const json& field(const json& object, const char* key, const std::string& where,
   return *it;
 }
 
-// The value as int64, or nothing for a non-integer or one beyond int64 (JSON has no limit).
-std::optional<std::int64_t> as_int64(const json& v) {
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<std::uint64_t>();
-    return u > static_cast<std::uint64_t>(INT64_MAX) ? std::nullopt
-                                                     : std::optional<std::int64_t>(static_cast<std::int64_t>(u));
-  }
-  return v.is_number_integer() ? std::optional<std::int64_t>(v.get<std::int64_t>()) : std::nullopt;
-}
-
 std::int64_t int_field(const json& object, const char* key, const std::string& where, const std::string& source,
                        std::int64_t min, std::int64_t max) {
   const json& v = field(object, key, where, source);
-  const std::optional<std::int64_t> value = as_int64(v);
+  const std::optional<std::int64_t> value = json_as_int64(v);
   if (!value || *value < min || *value > max) {
     invalid_argument("checkpoint manifest '", source, "': ", where, " field \"", key, "\" must be an integer in [", min,
                      ", ", max, "], got ", v.dump());
@@ -70,7 +61,7 @@ ManifestEntry parse_entry(const json& e, std::size_t index, const std::string& s
     invalid_argument("checkpoint manifest '", source, "': ", named, " field \"shape\" must be an array");
   std::vector<std::int64_t> dims;
   for (std::size_t d = 0; d < shape.size(); ++d) {
-    const std::optional<std::int64_t> dim = as_int64(shape[d]);
+    const std::optional<std::int64_t> dim = json_as_int64(shape[d]);
     if (!dim || *dim < 0) {
       invalid_argument("checkpoint manifest '", source, "': ", named, " has shape dimension ", d, " = ",
                        shape[d].dump(), "; dimensions must be non-negative integers");
@@ -142,7 +133,7 @@ Manifest parse_manifest(const std::string& text, const std::string& source) {
                      kCheckpointFormatName, "\"");
   }
   const json& version = field(root, "version", "the manifest", source);
-  if (as_int64(version) != std::optional<std::int64_t>(kCheckpointFormatVersion)) {
+  if (json_as_int64(version) != std::optional<std::int64_t>(kCheckpointFormatVersion)) {
     invalid_argument("checkpoint manifest '", source, "' has format version ", version.dump(),
                      "; this dagrad reads version ", kCheckpointFormatVersion);
   }

@@ -179,7 +179,7 @@ LoadedGraph graph_from_json(std::string_view text, const std::string& source) {
     where.fail("field \"format\" is ", shown(format), "; expected \"", kGraphFormatName, "\"");
   }
   const json& version = field(root, "format_version", where);
-  const auto v = as_int64(version);
+  const auto v = json_as_int64(version);
   if (!v || *v < 1) where.fail("field \"format_version\" must be a positive integer, got ", shown(version));
   if (*v > kGraphFormatVersion) {
     where.fail("format_version ", *v, " is newer than this dagrad reads (", kGraphFormatVersion, ")");

@@ -8,6 +8,7 @@
 
 #include "dagrad/core/base64.hpp"
 #include "dagrad/core/checked.hpp"
+#include "dagrad/core/json_int64.hpp"
 
 namespace dagrad::graph_json {
 namespace {
@@ -53,19 +54,10 @@ json parse_json(std::string_view text, const std::string& source) {
 
 // ---- scalars --------------------------------------------------------------------------------
 
-std::optional<std::int64_t> as_int64(const json& v) {
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<std::uint64_t>();
-    return u > static_cast<std::uint64_t>(INT64_MAX) ? std::nullopt
-                                                     : std::optional<std::int64_t>(static_cast<std::int64_t>(u));
-  }
-  return v.is_number_integer() ? std::optional<std::int64_t>(v.get<std::int64_t>()) : std::nullopt;
-}
-
 namespace {
 
 std::int64_t int_value(const json& v, const Where& where) {
-  const auto value = as_int64(v);
+  const auto value = json_as_int64(v);
   if (!value) where.fail("expected an integer in int64's range, got ", shown(v));
   return *value;
 }
@@ -95,7 +87,7 @@ double float_value(const json& v, const Where& where) {
     return value;
   }
   if (v.is_number_integer()) {  // hand-written "1": exact only up to 2^53
-    const auto i = as_int64(v);
+    const auto i = json_as_int64(v);
     if (!i || *i > (std::int64_t{1} << 53) || *i < -(std::int64_t{1} << 53)) {
       where.fail("integer ", shown(v), " is not exactly a double; write it as a float");
     }
@@ -135,7 +127,7 @@ Shape shape_value(const json& v, const Where& where) {
   if (v.size() > static_cast<std::size_t>(Shape::kMaxRank)) where.fail("rank ", v.size(), " exceeds ", Shape::kMaxRank);
   std::vector<std::int64_t> dims;
   for (const json& d : v) {
-    const auto dim = as_int64(d);
+    const auto dim = json_as_int64(d);
     if (!dim || *dim < -1) where.fail("dimension ", dims.size(), " is ", shown(d), "; expected -1 (unknown) or >= 0");
     dims.push_back(*dim);
   }

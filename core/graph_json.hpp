@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dagrad/core/attr.hpp"
+#include "dagrad/core/json_int64.hpp"
 
 namespace dagrad::graph_json {
 
@@ -43,7 +44,6 @@ inline constexpr std::int64_t kMaxJsonValues = std::int64_t{1} << 24;
 // `source`.
 json parse_json(std::string_view text, const std::string& source);
 
-std::optional<std::int64_t> as_int64(const json& v);
 const json& field(const json& object, const char* key, const Where& where);
 // Refuses any field of `object` not in `known`.
 void only_fields(const json& object, std::initializer_list<std::string_view> known, const Where& where);

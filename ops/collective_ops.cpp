@@ -2,6 +2,7 @@
 #include "dagrad/ops/collective_ops.hpp"
 
 #include "dagrad/ops/register.hpp"
+#include "dagrad/ops/shape_util.hpp"
 
 namespace dagrad::ops {
 
@@ -15,22 +16,7 @@ void register_collective_ops(OpRegistry& r) {
             .attr_string("merge_op", {"Add", "Mul", "Min", "Max"}, "Add")
             .attr_string("final_op", {"Id", "Div"}, "Id")
             .shape_fn([](ShapeContext& c) {
-              Shape out = c.input_shape(0);
-              for (int i = 1; i < c.num_inputs(); ++i) {
-                const Shape& s = c.input_shape(i);
-                bool ok = s.rank() == out.rank();
-                for (int d = 0; ok && d < s.rank(); ++d) {
-                  if (out[d] < 0)
-                    out[d] = s[d];
-                  else
-                    ok = s[d] < 0 || s[d] == out[d];
-                }
-                if (!ok) {
-                  invalid_argument("CollectiveReduceShards: every shard must have one shape; input 0 has ",
-                                   c.input_shape(0).to_string(), " and input ", i, " has ", s.to_string());
-                }
-              }
-              c.set_output(0, out);
+              same_shape_inputs(c, "CollectiveReduceShards: every shard must have one shape");
             })
             .cost([](const OpCall& call) {  // one merge per shard after the first, per element
               const auto shards = static_cast<double>(call.inputs.size()) *

@@ -87,24 +87,7 @@ void register_math_ops(OpRegistry& r) {
             .output("sum", "T")
             .attr_int("N", std::nullopt, 1)
             .attr_type("T", kNumeric)
-            .shape_fn([](ShapeContext& c) {
-              Shape out = c.input_shape(0);
-              for (int i = 1; i < c.num_inputs(); ++i) {
-                const Shape& s = c.input_shape(i);
-                bool ok = s.rank() == out.rank();
-                for (int d = 0; ok && d < s.rank(); ++d) {
-                  if (out[d] < 0)
-                    out[d] = s[d];
-                  else
-                    ok = s[d] < 0 || s[d] == out[d];
-                }
-                if (!ok) {
-                  invalid_argument("AddN: inputs must have the same shape; input 0 has ", c.input_shape(0).to_string(),
-                                   " and input ", i, " has ", s.to_string());
-                }
-              }
-              c.set_output(0, out);
-            })
+            .shape_fn([](ShapeContext& c) { same_shape_inputs(c, "AddN: inputs must have the same shape"); })
             .cost([](const OpCall& call) {
               return static_cast<double>(call.inputs.size() - 1) * one_flop_per_output(call);
             })

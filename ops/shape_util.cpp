@@ -52,4 +52,22 @@ void broadcast_binary(ShapeContext& c) {
   }
 }
 
+void same_shape_inputs(ShapeContext& c, std::string_view what) {
+  Shape out = c.input_shape(0);
+  for (int i = 1; i < c.num_inputs(); ++i) {
+    const Shape& s = c.input_shape(i);
+    bool ok = s.rank() == out.rank();
+    for (int d = 0; ok && d < s.rank(); ++d) {
+      if (out[d] < 0)
+        out[d] = s[d];
+      else
+        ok = s[d] < 0 || s[d] == out[d];
+    }
+    if (!ok) {
+      invalid_argument(what, "; input 0 has ", c.input_shape(0).to_string(), " and input ", i, " has ", s.to_string());
+    }
+  }
+  c.set_output(0, out);
+}
+
 }  // namespace dagrad::ops

@@ -19,5 +19,8 @@ std::vector<bool> reduction_mask(const std::vector<std::int64_t>& axes, int rank
 // Shape function pieces.
 void same_shape_as_input(ShapeContext& c);  // output 0 = input 0
 void broadcast_binary(ShapeContext& c);     // output 0 = broadcast(input 0, input 1)
+// Output 0 = the one shape all inputs share (a list such as AddN's), each unknown dim taken from
+// an input that knows it; otherwise "<what>; input 0 has [..] and input i has [..]".
+void same_shape_inputs(ShapeContext& c, std::string_view what);
 
 }  // namespace dagrad::ops

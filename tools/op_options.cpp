@@ -16,16 +16,6 @@
 namespace dagrad::cli {
 namespace {
 
-// CLI11 validator: the empty string accepts, anything else is the message.
-std::string check_device(const std::string& text) {
-  try {
-    Device::parse(text);
-    return {};
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
-
 std::string check_floating_dtype(const std::string& text) {
   try {
     if (is_floating(parse_dtype(text))) return {};

@@ -13,6 +13,7 @@
 #include "dagrad/core/registries.hpp"
 #include "dagrad/tools/command.hpp"
 #include "dagrad/tools/json_output.hpp"
+#include "dagrad/tools/option_checks.hpp"
 
 namespace dagrad::cli {
 namespace {
@@ -163,24 +164,6 @@ void run(const OpsOptions& o) {
   for (std::size_t i = 0; i < defs.size(); ++i) {
     if (i) std::cout << "\n";
     print_op(*defs[i], o, filter);
-  }
-}
-
-// CLI11 validators: "" accepts; otherwise the library's message, which lists the accepted values.
-std::string check_device(const std::string& text) {
-  try {
-    Device::parse(text);
-    return {};
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
-std::string check_dtype(const std::string& text) {
-  try {
-    parse_dtype(text);
-    return {};
-  } catch (const Error& e) {
-    return e.what();
   }
 }
 

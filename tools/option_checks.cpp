@@ -7,6 +7,8 @@
 #include <cmath>
 #include <optional>
 
+#include "dagrad/core/device.hpp"
+#include "dagrad/core/dtype.hpp"
 #include "dagrad/core/error.hpp"
 
 namespace dagrad::cli {
@@ -58,6 +60,24 @@ CLI::Validator positive_number() {
         return str_cat(abbreviated(text), " is not a finite number above 0");
       },
       "POSITIVE");
+}
+
+std::string check_device(const std::string& text) {
+  try {
+    Device::parse(text);
+    return {};
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+std::string check_dtype(const std::string& text) {
+  try {
+    parse_dtype(text);
+    return {};
+  } catch (const Error& e) {
+    return e.what();
+  }
 }
 
 }  // namespace dagrad::cli

@@ -22,4 +22,9 @@ CLI::Validator unsigned_integer();
 // A finite number above zero (a step or a tolerance).
 CLI::Validator positive_number();
 
+// Validator functions (CLI::App::check takes them): "" accepts; otherwise the library's own
+// message, which lists the accepted values.
+std::string check_device(const std::string& text);  // cpu, cuda, cuda:N
+std::string check_dtype(const std::string& text);   // any dtype TF names
+
 }  // namespace dagrad::cli

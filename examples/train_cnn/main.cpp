@@ -197,7 +197,7 @@ int run_saved_model(const Options& o, const ImageDataset& test) {
          "starts from a checkpoint (--save)");
   }
   const auto [loss, acc] = train_cnn::evaluate_saved_model(o.load, o, test);
-  std::cout << "evaluated the saved model " << o.load << "\n";
+  if (!o.quiet) std::cout << "evaluated the saved model " << o.load << "\n";
   std::printf("test loss %.4f  test accuracy %.4f\n", loss, acc);
   return 0;
 }
@@ -205,12 +205,12 @@ int run_saved_model(const Options& o, const ImageDataset& test) {
 int run(const Options& o) {
   const Device device = available_device(o.device);
   const ImageDataset test = load_split(o, "t10k");
+  if (!o.load.empty() && train_cnn::is_saved_model(o.load)) return run_saved_model(o, test);
   ImageDataset train;
   if (!o.eval_only) {
     train = load_split(o, "train");
     if (o.limit > 0 && o.limit < train.size()) train = slice(train, 0, o.limit);
   }
-  if (!o.load.empty() && train_cnn::is_saved_model(o.load)) return run_saved_model(o, test);
   Model m(o);
   Session session(m.g, {.device = device, .threads = o.threads, .profile = !o.profile.empty()});
   const train_cnn::RunSettings settings{.optimizer = o.optimizer,
