@@ -39,7 +39,8 @@ int mpi_count(std::int64_t count, std::string_view what) {
 }
 
 MPI_Datatype mpi_type(DType dtype) {
-  constexpr struct {
+  // const, not constexpr: Open MPI's datatype handles are addresses cast through void*.
+  static const struct {
     DType dtype;
     MPI_Datatype type;
   } kTable[] = {{DType::Float32, MPI_FLOAT},
