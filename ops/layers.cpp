@@ -35,6 +35,7 @@ Tensor glorot_uniform(const Shape& shape, std::int64_t fan_in, std::int64_t fan_
   return t;
 }
 
+// `name` is the variable's full name, the graph's open scope included (Graph::scoped_name).
 std::optional<Output> VariableSet::reusable(std::string_view name, const Shape& shape, DType dtype,
                                             bool trainable) const {
   if (!reuse_) return std::nullopt;
@@ -53,7 +54,7 @@ std::optional<Output> VariableSet::reusable(std::string_view name, const Shape& 
 }
 
 Output VariableSet::create(Graph& g, std::string_view name, Tensor initial, bool trainable) {
-  if (auto var = reusable(name, initial.shape(), initial.dtype(), trainable)) return *var;
+  if (auto var = reusable(g.scoped_name(name), initial.shape(), initial.dtype(), trainable)) return *var;
   Output var = ops::variable(g, initial.shape(), initial.dtype(), name);
   if (var.op().name != g.scoped_name(name)) {
     invalid_argument("VariableSet: a node named '", g.scoped_name(name), "' already exists");
@@ -66,14 +67,14 @@ Output VariableSet::create(Graph& g, std::string_view name, Tensor initial, bool
 
 Output VariableSet::create_glorot(Graph& g, std::string_view name, const Shape& shape, std::int64_t fan_in,
                                   std::int64_t fan_out, DType dtype) {
-  if (auto var = reusable(name, shape, dtype, true)) return *var;
+  if (auto var = reusable(g.scoped_name(name), shape, dtype, true)) return *var;
   // One stream per variable: adding a layer later does not change the earlier layers' values.
   SplitMix64 stream(seed_, all_.size());
   return create(g, name, glorot_uniform(shape, fan_in, fan_out, stream.next(), dtype));
 }
 
 Output VariableSet::create_zeros(Graph& g, std::string_view name, const Shape& shape, DType dtype, bool trainable) {
-  if (auto var = reusable(name, shape, dtype, trainable)) return *var;
+  if (auto var = reusable(g.scoped_name(name), shape, dtype, trainable)) return *var;
   return create(g, name, Tensor::zeros(dtype, shape), trainable);
 }
 

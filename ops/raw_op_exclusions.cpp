@@ -11,6 +11,9 @@ const std::vector<OpWithoutRawOp>& ops_without_raw_op() {
       {"ApplyGradientDescent", "updates a Session's variable in place through a ref input"},
       {"ApplyMomentum", "updates a Session's variables in place through ref inputs"},
       {"ApplyAdam", "updates a Session's variables in place through ref inputs"},
+      {"CollectiveReduceShards",
+       "a collective across the processes of a data-parallel group: it runs in the training graph "
+       "minimize builds (OptimizerOptions::data_parallel), its exchange kernel registered by mpi::World"},
       {"_FusedConv2D",
        "internal: sessions put it in the place of Conv2D -> BiasAdd [-> Relu] chains (an "
        "underscore op, not part of tf.raw_ops either)"},

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Model = testing::SmallCnn;
+using Cnn = testing::SmallCnn;
 
 using dagrad::testing::TempDir;
 
@@ -30,7 +30,7 @@ const ImageDataset& test_split() {
 }
 
 // Trains for `epochs` over `train` in batches of 50 and returns the loss of every step.
-std::vector<float> train(Model& m, Session& s, const ImageDataset& data, int epochs) {
+std::vector<float> train(Cnn& m, Session& s, const ImageDataset& data, int epochs) {
   s.run({}, {}, {m.init});
   BatchSampler sampler(data.size(), 50, 7);
   std::vector<float> losses;
@@ -59,7 +59,7 @@ TEST_CASE("a small CNN learns a slice of Fashion-MNIST", "[train]") {
   }
   const ImageDataset train_part = slice(test_split(), 0, 2000);
   const ImageDataset held_out = slice(test_split(), 9000, 1000);
-  Model m(1, 8, "adam", 0.003);
+  Cnn m(1, 8, "adam", 0.003);
   Session s(m.g);
   const std::vector<float> losses = train(m, s, train_part, 2);
   const double first = mean_of(losses, 0, 10), last = mean_of(losses, losses.size() - 10, losses.size());
@@ -78,7 +78,7 @@ TEST_CASE("bfloat16 mixed-precision training keeps float32 weights and learns as
   }
   const ImageDataset train_part = slice(test_split(), 0, 2000);
   const ImageDataset held_out = slice(test_split(), 9000, 1000);
-  Model mixed(1, 8, "adam", 0.003, DType::BFloat16), plain(1, 8, "adam", 0.003);
+  Cnn mixed(1, 8, "adam", 0.003, DType::BFloat16), plain(1, 8, "adam", 0.003);
   for (const Output& v : mixed.vars.all()) CHECK(v.dtype() == DType::Float32);  // weights, slots, counters
   CHECK(mixed.logits.dtype() == DType::BFloat16);
   CHECK(mixed.loss.dtype() == DType::Float32);
@@ -98,7 +98,7 @@ TEST_CASE("training is deterministic for a seed; optimisers all lower the loss",
   for (const char* optimizer : {"sgd", "momentum", "nesterov", "adam"}) {
     INFO(optimizer);
     const double lr = std::string(optimizer) == "adam" ? 0.003 : 0.05;
-    Model a(3, 4, optimizer, lr), b(3, 4, optimizer, lr);
+    Cnn a(3, 4, optimizer, lr), b(3, 4, optimizer, lr);
     Session sa(a.g), sb(b.g);
     const auto la = train(a, sa, part, 1);
     const auto lb = train(b, sb, part, 1);
@@ -112,7 +112,7 @@ TEST_CASE("checkpoints restore identical predictions and reject mismatches", "[t
   const ImageDataset part = slice(test_split(), 0, 300);
   const ImageDataset probe = slice(test_split(), 5000, 100);
   TempDir dir;
-  Model trained(5, 4, "momentum", 0.05);
+  Cnn trained(5, 4, "momentum", 0.05);
   Session s(trained.g);
   train(trained, s, part, 1);
   save_checkpoint(s, trained.g, dir.path.string());
@@ -120,7 +120,7 @@ TEST_CASE("checkpoints restore identical predictions and reject mismatches", "[t
   CHECK(fs::exists(dir.path / "dense" / "bias" / "Momentum.npy"));
   const Tensor expected = s.run(trained.feed(probe), trained.logits);
 
-  Model fresh(99, 4, "momentum", 0.05);  // another seed: different initial values
+  Cnn fresh(99, 4, "momentum", 0.05);  // another seed: different initial values
   Session s2(fresh.g);
   s2.run({}, {}, {fresh.init});
   CHECK(std::memcmp(s2.run(fresh.feed(probe), fresh.logits).raw_data(), expected.raw_data(), expected.nbytes()) != 0);
@@ -128,7 +128,7 @@ TEST_CASE("checkpoints restore identical predictions and reject mismatches", "[t
   const Tensor restored = s2.run(fresh.feed(probe), fresh.logits);
   CHECK(std::memcmp(restored.raw_data(), expected.raw_data(), expected.nbytes()) == 0);
 
-  Model wider(5, 6, "momentum", 0.05);
+  Cnn wider(5, 6, "momentum", 0.05);
   Session s3(wider.g);
   CHECK_THROWS_WITH(restore_checkpoint(s3, wider.g, dir.path.string()),
                     Catch::Contains("holds shape [5,5,1,4] but variable 'conv1/kernel' has shape [5,5,1,6]"));
