@@ -6,7 +6,8 @@
 #      bounded time (scripts/fuzz.sh),
 #   2. ThreadSanitizer: concurrent sessions and set_num_threads (scripts/tsan.sh),
 #   3. the embedding checks: install, then build and run examples/consumer against the install
-#      (through find_package, and through pkg-config's dagrad.pc) and examples/custom_op (an op
+#      (through find_package, and through pkg-config's dagrad.pc; its MPI program under mpirun where
+#      dagrad::mpi is installed) and examples/custom_op (an op
 #      from outside, also loaded by the installed CLI); configure examples/consumer through
 #      add_subdirectory as well,
 #   4. Release with every backend that can be built (CUDA compiles and links without a GPU), the
@@ -93,6 +94,10 @@ if [ "$quick" = 0 ]; then
   cmake -S "$root/examples/consumer" -B "$consumer" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build "$consumer" -j "$jobs"
   "$consumer/consumer"
+  # An install with the MPI part (dagrad::mpi) builds consumer_mpi against it: run as a job of two.
+  if [ -f "$prefix/include/dagrad/backends/mpi/world.hpp" ]; then
+    mpirun --allow-run-as-root --oversubscribe -np 2 "$consumer/consumer_mpi"
+  fi
   section "build examples/consumer/main.cpp with pkg-config against the installed package"
   pc_file="$(find "$prefix" -name dagrad.pc)"
   PKG_CONFIG_PATH="$(dirname "$pc_file")" pkg-config --exists --print-errors 'dagrad >= 0.1'

@@ -4,8 +4,10 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "dagrad/core/dtype.hpp"
 
@@ -16,6 +18,22 @@ MPI_Comm communicator();
 
 // Internal error "CALL failed on rank R of N: <MPI's message>" unless rc is MPI_SUCCESS.
 void check(int rc, std::string_view call);
+
+// Completes a nonblocking call (`request` from MPI_I...; `call` names it in errors). Every
+// exchange goes through here rather than through MPI's blocking calls, for two reasons: past
+// the World's timeout it fails instead of waiting forever on a process that is stuck (a process
+// that dies makes mpirun end the job; one that hangs would not), and between polls it yields
+// the core, so that processes oversubscribing the cores do not starve the one they wait for.
+// After a timeout the World is broken: MPI may still write into the call's buffers, so callers
+// keep those alive (see abandon), and every later call fails at once.
+void wait_for(MPI_Request& request, std::string_view call);
+
+// FailedPrecondition when a collective has timed out in this process: its job cannot go on.
+void require_unbroken(std::string_view call);
+
+// Keeps `buffer` alive for the rest of the process: a timed-out call's buffers, which MPI may
+// still write.
+void abandon(std::vector<std::byte> buffer);
 
 // The count of one MPI call (elements or bytes), which takes an int: OutOfRange naming `what` above INT_MAX.
 int mpi_count(std::int64_t count, std::string_view what);

@@ -2,8 +2,14 @@
 // the helpers data-parallel training needs outside the graph (broadcast of the variables).
 #include "dagrad/backends/mpi/world.hpp"
 
+#include <chrono>
 #include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <mutex>
+#include <thread>
 
 #include "dagrad/backends/mpi/communicator.hpp"
 #include "dagrad/core/error.hpp"
@@ -13,6 +19,30 @@ namespace {
 
 const World* g_world = nullptr;
 MPI_Comm g_comm = MPI_COMM_NULL;
+double g_timeout_seconds = 300;
+bool g_broken = false;  // an exchange timed out: MPI may still be using its buffers
+
+// DAGRAD_MPI_TIMEOUT, when set: a positive number of seconds.
+double timeout_from_environment(double fallback) {
+  const char* text = std::getenv("DAGRAD_MPI_TIMEOUT");
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (*end != '\0' || !std::isfinite(seconds) || seconds <= 0) {
+    const std::string shown = std::strlen(text) > 40 ? std::string(text, 40) + "..." : std::string(text);
+    invalid_argument("DAGRAD_MPI_TIMEOUT: expected a positive number of seconds, got '", shown, "'");
+  }
+  return seconds;
+}
+
+void rank_and_size(int& rank, int& size) {
+  rank = -1;
+  size = 0;
+  if (g_comm != MPI_COMM_NULL) {
+    MPI_Comm_rank(g_comm, &rank);
+    MPI_Comm_size(g_comm, &size);
+  }
+}
 
 }  // namespace
 
@@ -23,12 +53,43 @@ void check(int rc, std::string_view call) {
   char message[MPI_MAX_ERROR_STRING];
   int length = 0;
   if (MPI_Error_string(rc, message, &length) != MPI_SUCCESS) length = 0;
-  int rank = -1, size = 0;
-  if (g_comm != MPI_COMM_NULL) {
-    MPI_Comm_rank(g_comm, &rank);
-    MPI_Comm_size(g_comm, &size);
-  }
+  int rank = 0, size = 0;
+  rank_and_size(rank, size);
   fail(Code::Internal, call, " failed on rank ", rank, " of ", size, ": ", std::string_view(message, length));
+}
+
+void require_unbroken(std::string_view call) {
+  if (!g_broken) return;
+  int rank = 0, size = 0;
+  rank_and_size(rank, size);
+  fail(Code::FailedPrecondition, call, " on rank ", rank, " of ", size,
+       ": an earlier exchange of this process timed out, so MPI cannot be used again; end the process");
+}
+
+void wait_for(MPI_Request& request, std::string_view call) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(g_timeout_seconds);
+  for (int polls = 1;; ++polls) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), call);
+    if (done) return;
+    if (polls % 64 != 0) continue;  // the clock and the scheduler cost more than a poll
+    if (Clock::now() > deadline) {
+      g_broken = true;
+      int rank = 0, size = 0;
+      rank_and_size(rank, size);
+      fail(Code::Internal, call, " timed out on rank ", rank, " of ", size, " after ", g_timeout_seconds,
+           " s waiting for the other processes (one is stuck or gone; DAGRAD_MPI_TIMEOUT sets the limit)");
+    }
+    std::this_thread::yield();
+  }
+}
+
+void abandon(std::vector<std::byte> buffer) {
+  static std::mutex lock;
+  static auto* kept = new std::vector<std::vector<std::byte>>;  // never freed: MPI may write into them
+  const std::lock_guard<std::mutex> guard(lock);
+  kept->push_back(std::move(buffer));
 }
 
 int mpi_count(std::int64_t count, std::string_view what) {
@@ -57,6 +118,7 @@ World::World(int* argc, char*** argv) {
   int initialized = 0;
   check(MPI_Initialized(&initialized), "MPI_Initialized");
   if (g_world != nullptr || initialized) fail(Code::FailedPrecondition, "mpi::World: MPI is already initialised");
+  g_timeout_seconds = timeout_from_environment(g_timeout_seconds);  // before MPI starts: a bad value ends no job
   // Kernels run on the session's worker threads, one collective at a time (minimize chains them).
   int provided = 0;
   check(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
@@ -76,30 +138,82 @@ World::World(int* argc, char*** argv) {
 
 World::~World() {
   g_world = nullptr;
-  if (std::uncaught_exceptions() > 0 && size_ > 1) return;  // see the class comment
+  // See the class comment; a timed-out exchange may still be pending, which MPI_Finalize would wait for.
+  if ((std::uncaught_exceptions() > 0 && size_ > 1) || g_broken) return;
   MPI_Comm_free(&g_comm);
   g_comm = MPI_COMM_NULL;
   MPI_Finalize();
 }
+
+double World::timeout_seconds() const { return g_timeout_seconds; }
+
+void World::set_timeout_seconds(double seconds) {
+  if (!std::isfinite(seconds) || seconds <= 0) {
+    invalid_argument("mpi::World: the timeout must be a positive number of seconds, got ", seconds);
+  }
+  g_timeout_seconds = seconds;
+}
+
+namespace {
+
+// MPI_Ibcast of `bytes` from process 0 into every process's `bytes`, through a buffer of its own
+// that a timed-out broadcast leaves behind (abandon).
+void broadcast_bytes(void* bytes, std::size_t count, const std::string& call) {
+  require_unbroken(call);
+  std::vector<std::byte> buffer(count);
+  std::memcpy(buffer.data(), bytes, count);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Ibcast(buffer.data(), mpi_count(static_cast<std::int64_t>(count), call), MPI_BYTE, 0, g_comm, &request),
+        call);
+  try {
+    wait_for(request, call);
+  } catch (...) {
+    abandon(std::move(buffer));
+    throw;
+  }
+  std::memcpy(bytes, buffer.data(), count);
+}
+
+}  // namespace
 
 void World::broadcast_variables(Session& session, const layers::VariableSet& vars) const {
   VariableStore& store = session.variables();
   for (const Output& var : vars.all()) {
     const std::string& name = var.op().name;
     Tensor value = store.get(name).clone();  // FailedPrecondition when the initializer has not run
-    const int bytes = mpi_count(static_cast<std::int64_t>(value.nbytes()), name);  // any dtype, as bytes
-    check(MPI_Bcast(value.raw_data(), bytes, MPI_BYTE, 0, g_comm), "MPI_Bcast of " + name);
+    broadcast_bytes(value.raw_data(), value.nbytes(), "MPI_Ibcast of " + name);  // any dtype, as bytes
     store.set(name, std::move(value));
   }
 }
 
 std::vector<std::uint64_t> World::all_gather(std::uint64_t value) const {
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(size_));
-  check(MPI_Allgather(&value, 1, MPI_UINT64_T, values.data(), 1, MPI_UINT64_T, g_comm), "MPI_Allgather");
+  const std::string call = "MPI_Iallgather";
+  require_unbroken(call);
+  // The values received, then the one sent: MPI may use both until the call completes.
+  const std::size_t count = static_cast<std::size_t>(size_);
+  std::vector<std::byte> buffer((count + 1) * sizeof value);
+  std::memcpy(buffer.data() + count * sizeof value, &value, sizeof value);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(buffer.data() + count * sizeof value, 1, MPI_UINT64_T, buffer.data(), 1, MPI_UINT64_T, g_comm,
+                       &request),
+        call);
+  try {
+    wait_for(request, call);
+  } catch (...) {
+    abandon(std::move(buffer));
+    throw;
+  }
+  std::vector<std::uint64_t> values(count);
+  std::memcpy(values.data(), buffer.data(), count * sizeof value);
   return values;
 }
 
-void World::barrier() const { check(MPI_Barrier(g_comm), "MPI_Barrier"); }
+void World::barrier() const {
+  require_unbroken("MPI_Ibarrier");
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Ibarrier(g_comm, &request), "MPI_Ibarrier");
+  wait_for(request, "MPI_Ibarrier");
+}
 
 const World& world() {
   if (g_world == nullptr) fail(Code::FailedPrecondition, "mpi: no dagrad::mpi::World in this process");

@@ -26,6 +26,14 @@ class World {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
+  // How long one exchange (a collective's, a broadcast's) waits for the other processes before
+  // it fails with an error naming the call: a process that is stuck would otherwise hang the
+  // whole job. DAGRAD_MPI_TIMEOUT (seconds) when set, else 300. A timed-out exchange leaves MPI
+  // unusable: every later exchange of the process fails, and the process should end (with an
+  // exception unwinding, ~World skips MPI_Finalize and mpirun ends the job).
+  double timeout_seconds() const;
+  void set_timeout_seconds(double seconds);  // InvalidArgument unless positive and finite
+
   // Sets every variable of `vars` in `session` to process 0's value (after its initializer ran).
   void broadcast_variables(Session& session, const layers::VariableSet& vars) const;
   // `value` from every process, in rank order.

@@ -15,6 +15,7 @@
 #include <dagrad/dagrad.hpp>
 
 #include "dagrad/core/kernel_registry.hpp"
+#include "support/fake_device.hpp"
 
 namespace {
 
@@ -22,65 +23,16 @@ using namespace dagrad;
 
 constexpr const char* kFake = "fake-device";
 
-// Host memory that says it lives on cuda:0; counts what it holds so the test sees the cache go.
-// Locked like a real allocator: sessions may allocate from several threads.
-class FakeDeviceAllocator final : public Allocator {
- public:
-  Device device() const override { return Device::cuda(); }
-  void* allocate(std::size_t bytes) override {
-    std::lock_guard lock(mutex_);
-    stats_.bytes_in_use += static_cast<std::int64_t>(bytes);
-    ++stats_.fresh_allocations;
-    return ::operator new (bytes == 0 ? 1 : bytes, std::align_val_t{64});
-  }
-  void deallocate(void* ptr, std::size_t bytes) override {
-    std::lock_guard lock(mutex_);
-    stats_.bytes_in_use -= static_cast<std::int64_t>(bytes);
-    ::operator delete (ptr, std::align_val_t{64});
-  }
-  AllocatorStats stats() const override {
-    std::lock_guard lock(mutex_);
-    return stats_;
-  }
-  void reset_peak() override {}
-  void release_cached() override {}
-
- private:
-  mutable std::mutex mutex_;
-  AllocatorStats stats_;
-};
-
-class FakeDeviceRuntime final : public DeviceRuntime {
- public:
-  int device_count() const override { return 1; }
-  Allocator& allocator(int) override { return allocator_; }
-  // Slow as a real device copy: threads sharing a session meet inside a Const's first upload.
-  void copy(void* dst, Device, const void* src, Device, std::size_t bytes) override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::memcpy(dst, src, bytes);
-  }
-  void synchronize(int) override {}
-
- private:
-  FakeDeviceAllocator allocator_;
-};
-
+// Slow as a real device copy: threads sharing a session meet inside a Const's first upload.
 // Never destroyed before the tensors it allocated: a function-local static outlives the tests.
-FakeDeviceRuntime& fake_runtime() {
-  static FakeDeviceRuntime runtime;
+testing::FakeDeviceRuntime& fake_runtime() {
+  static testing::FakeDeviceRuntime runtime(std::chrono::milliseconds(1));
   return runtime;
 }
 
-// Plugs the fake in as the CUDA runtime for one test and puts the real one (or none) back.
-class FakeCudaScope {
- public:
-  FakeCudaScope() : previous_(register_device_runtime(Device::Kind::CUDA, &fake_runtime())) {}
-  ~FakeCudaScope() { register_device_runtime(Device::Kind::CUDA, previous_); }
-  FakeCudaScope(const FakeCudaScope&) = delete;
-  FakeCudaScope& operator=(const FakeCudaScope&) = delete;
-
- private:
-  DeviceRuntime* previous_;
+// The fake as the CUDA runtime for one test.
+struct FakeCudaScope : testing::FakeCudaScope {
+  FakeCudaScope() : testing::FakeCudaScope(fake_runtime()) {}
 };
 
 // What a kernel expects, checked without Catch2's assertions, which are not thread-safe: threads

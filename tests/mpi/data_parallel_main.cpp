@@ -4,6 +4,10 @@
 //   op                                      CollectiveReduceShards across the job against the fold
 //       of every process's shards done here (each process makes them all from their seeds)
 //   fail --rank R                           process R throws in its second step: the job must end
+//   stall --rank R                          process R sleeps 60 s before its second step: the others'
+//                                           collective times out (DAGRAD_MPI_TIMEOUT) and ends the job
+//   staged                                  the same on a (fake) CUDA device: the shards staged through
+//                                           host memory give the CPU kernel's bits, back on the device
 //   mismatch                                process 0's shard differs in size: MPI's error, as an Error
 //   group                                   group_size unlike the job's size is an error naming both;
 //                                           so is a second mpi::World
@@ -11,10 +15,12 @@
 //       (28x28 synthetic images, Adam) data-parallel, or with --plain 1 trained the ordinary way
 //       (one process, whole batches): the measurement of README's "Data-parallel training"
 // Exit status: 0 passed, 1 error (an "error: ..." line), 2 usage.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <dagrad/backends/mpi/world.hpp>
@@ -22,6 +28,8 @@
 #include <dagrad/core/random.hpp>
 #include <dagrad/dagrad.hpp>
 #include <dagrad/ops/collective_ops.hpp>
+
+#include "support/fake_device.hpp"
 
 using namespace dagrad;
 
@@ -128,7 +136,10 @@ int train(const mpi::World& world, const Args& a) {
       feeds[images[k]] = rows(batch_images, first, plan.shard_rows);
       feeds[labels[k]] = rows(batch_labels, first, plan.shard_rows);
     }
-    if (s == 1 && world.rank() == a.fail_rank) throw std::runtime_error("planted failure on this rank");
+    if (s == 1 && world.rank() == a.fail_rank) {
+      if (a.mode == "stall") std::this_thread::sleep_for(std::chrono::seconds(60));
+      throw std::runtime_error("planted failure on this rank");
+    }
     session.run(feeds, {}, {&step});
   }
   const std::uint64_t trained = weights_hash();
@@ -183,6 +194,33 @@ int check_op(const mpi::World& world) {
   return kExitSuccess;
 }
 
+// Each process gives 2 shards of [3, 5] on cuda:0 (host memory posing as a device, without a
+// GPU): the "mpi" kernel for CUDA stages them through host memory, and its device result must be
+// the CPU kernel's bits for the same shards.
+int check_staged(const mpi::World& world) {
+  static testing::FakeDeviceRuntime runtime;  // outlives the device tensors
+  const testing::FakeCudaScope scope(runtime);
+  for (const char* merge : {"Add", "Max"}) {
+    std::vector<Tensor> on_host, on_device;
+    for (int k = 0; k < 2; ++k) {
+      on_host.push_back(seeded(Shape{3, 5}, 10 * world.rank() + k));
+      on_device.push_back(on_host.back().to(Device::cuda()));
+    }
+    const AttrMap attrs{
+        {"group_size", std::int64_t{world.size()}}, {"merge_op", std::string(merge)}, {"final_op", std::string("Div")}};
+    const Tensor got = run_op("CollectiveReduceShards", on_device, attrs).front();
+    if (got.device() != Device::cuda()) throw std::runtime_error("the staged result is not on the device");
+    const Tensor want = run_op("CollectiveReduceShards", on_host, attrs).front();
+    const Tensor got_host = got.to(Device::cpu());
+    if (std::memcmp(got_host.raw_data(), want.raw_data(), want.nbytes()) != 0) {
+      throw std::runtime_error(std::string("CollectiveReduceShards ") + merge + " staged from the device differs");
+    }
+  }
+  if (world.rank() == 0)
+    std::cout << "CollectiveReduceShards staged from a device matches on " << world.size() << " processes\n";
+  return kExitSuccess;
+}
+
 // train_cnn's model on one micro-shard (or a whole batch): the loss.
 Output cnn_loss(Graph& g, layers::VariableSet& vars, Output images, Output labels) {
   layers::Layers nn(g, vars, DType::Float32);
@@ -223,11 +261,40 @@ int speed(const mpi::World& world, const Args& a) {
   for (std::int64_t s = 0; s < a.steps; ++s) session.run(feeds, {}, {&step});
   world.barrier();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Then as many steps profiled: the collectives' share of a step (their exchange, and the wait
+  // for the slower process), kept apart from the timing above.
+  Session profiled(g, {.threads = static_cast<int>(a.threads), .profile = true});
+  for (const Output& v : vars.all()) profiled.variables().set(v.op().name, session.variables().get(v.op().name));
+  // Per step: the first collective (which also waits for the slower process) and the others.
+  double first_us = 0, rest_us = 0, total_us = 0;
+  for (std::int64_t s = 0; s < a.steps; ++s) {
+    RunStats stats;
+    profiled.run(feeds, {}, {&step}, &stats);
+    if (s == 0) continue;  // it compiled the plan
+    total_us += stats.profile.duration_us;
+    bool first = true;
+    for (const NodeTiming& node : stats.profile.nodes) {
+      if (node.op != "CollectiveReduceShards") continue;
+      (first ? first_us : rest_us) += node.duration_us;
+      first = false;
+    }
+  }
+  const auto per_mille = [&](double us) { return static_cast<std::uint64_t>(1000 * us / std::max(total_us, 1.0)); };
+  const std::vector<std::uint64_t> first_shares = world.all_gather(per_mille(first_us));
+  const std::vector<std::uint64_t> rest_shares = world.all_gather(per_mille(rest_us));
   if (world.rank() == 0) {
     std::cout << (a.plain ? "plain" : "data-parallel") << " batch " << a.batch << ", " << world.size()
               << " processes x " << (a.threads > 0 ? a.threads : num_threads()) << " threads"
               << (a.plain ? "" : ", " + std::to_string(a.shards) + " micro-shards") << ": "
-              << static_cast<double>(a.batch * a.steps) / seconds << " images/s\n";
+              << static_cast<double>(a.batch * a.steps) / seconds << " images/s";
+    if (!a.plain) {
+      std::cout << "; share of a step in the first collective (with the wait) / the others, by process:";
+      for (int r = 0; r < world.size(); ++r) {
+        std::cout << " " << static_cast<double>(first_shares[r]) / 10 << "%/"
+                  << static_cast<double>(rest_shares[r]) / 10 << "%";
+      }
+    }
+    std::cout << "\n";
   }
   return kExitSuccess;
 }
@@ -275,8 +342,9 @@ int main(int argc, char** argv) {
   return run_main([&] {
     mpi::World world(&argc, &argv);
     const Args a = parse(argc, argv);
-    if (a.mode == "train" || a.mode == "fail") return train(world, a);
+    if (a.mode == "train" || a.mode == "fail" || a.mode == "stall") return train(world, a);
     if (a.mode == "op") return check_op(world);
+    if (a.mode == "staged") return check_staged(world);
     if (a.mode == "group") return check_group(world);
     if (a.mode == "speed") return speed(world, a);
     if (a.mode == "mismatch") return mismatch(world);
