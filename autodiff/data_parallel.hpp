@@ -37,6 +37,11 @@ struct DataParallel {
   // This process's micro-shard losses (each the mean over its shard's rows), in shard order:
   // the model built once per local shard over the same variables (VariableSet::reuse_variables).
   std::vector<Output> shard_losses;
+  // The gradients are merged in packs (TF's CommunicationOptions.bytes_per_pack): consecutive
+  // variables, in their order, up to this many bytes in one exchange (a larger variable alone);
+  // 0 puts them all in one. Each exchange costs a latency, which fusing pays once; the bits are
+  // the same whatever the packing.
+  std::int64_t bytes_per_pack = 0;
 };
 
 }  // namespace dagrad

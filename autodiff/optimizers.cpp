@@ -2,6 +2,7 @@
 #include "dagrad/autodiff/optimizers.hpp"
 
 #include "dagrad/autodiff/gradients.hpp"
+#include "dagrad/core/checked.hpp"
 #include "dagrad/ops/array_ops.hpp"
 #include "dagrad/ops/collective_ops.hpp"
 #include "dagrad/ops/math_ops.hpp"
@@ -17,9 +18,10 @@ const Node& with_deps(Graph& g, std::string_view op, std::vector<Output> inputs,
   return g.add_node(op, std::move(inputs), std::move(attrs), name, deps);
 }
 
-// The gradients of every shard loss, merged across the group: per variable, one
-// CollectiveReduceShards of the local shards' gradients (shard order), each waiting for the one
-// before, so every process issues the collectives in the same order whatever its schedule.
+// The gradients of every shard loss, merged across the group: per pack of variables (see
+// DataParallel::bytes_per_pack), one CollectiveReduceShards of the local shards' gradients (shard
+// order), each waiting for the one before, so every process issues the collectives in the same
+// order whatever its schedule.
 std::vector<Output> data_parallel_gradients(Graph& g, const DataParallel& dp, const std::vector<Output>& params,
                                             DType dtype) {
   if (dp.shard_losses.empty()) invalid_argument("minimize: data_parallel needs at least one shard loss");
@@ -33,17 +35,31 @@ std::vector<Output> data_parallel_gradients(Graph& g, const DataParallel& dp, co
     }
     shard_grads.push_back(gradients(g, {loss}, params));
   }
+  if (dp.bytes_per_pack < 0)
+    invalid_argument("minimize: data_parallel bytes_per_pack must be >= 0, got ", dp.bytes_per_pack);
+  const auto bytes_of = [&](std::size_t i) {
+    return static_cast<std::int64_t>(checked_bytes(params[i].shape().num_elements(), dtype_size(dtype), "gradient"));
+  };
   std::vector<Output> merged;
   std::vector<int> previous;
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    std::vector<Output> shards;
-    for (const auto& grads : shard_grads) shards.push_back(grads[i]);
-    const Node& reduce =
-        with_deps(g, "CollectiveReduceShards", std::move(shards),
-                  {{"group_size", dp.group_size}, {"merge_op", std::string("Add")}, {"final_op", std::string("Div")}},
-                  str_cat(params[i].op().name, "/CollectiveReduceShards"), previous);
+  for (std::size_t first = 0, pack = 0; first < params.size(); ++pack) {
+    std::size_t end = first + 1;
+    for (std::int64_t bytes = bytes_of(first); end < params.size(); ++end) {
+      bytes = checked_add(bytes, bytes_of(end), "gradient pack bytes");
+      if (dp.bytes_per_pack > 0 && bytes > dp.bytes_per_pack) break;
+    }
+    // Input k * tensors + t: shard k's gradient of variable first + t.
+    std::vector<Output> inputs;
+    for (const auto& grads : shard_grads) inputs.insert(inputs.end(), grads.begin() + first, grads.begin() + end);
+    const Node& reduce = with_deps(g, "CollectiveReduceShards", std::move(inputs),
+                                   {{"num_tensors", static_cast<std::int64_t>(end - first)},
+                                    {"group_size", dp.group_size},
+                                    {"merge_op", std::string("Add")},
+                                    {"final_op", std::string("Div")}},
+                                   str_cat("data_parallel/pack_", pack), previous);
     previous = {reduce.id};
-    merged.push_back(g.output(reduce.id));
+    for (int t = 0; t < reduce.num_outputs(); ++t) merged.push_back(g.output(reduce.id, t));
+    first = end;
   }
   return merged;
 }

@@ -29,9 +29,10 @@ struct OptimizerOptions {
 // for every gradient, so no variable changes before all gradients have read it. Returns the
 // step: a NoOp grouping the updates. Throws InvalidArgument for an unknown optimiser name.
 // With `data_parallel`, `loss` is only what the caller reports (e.g. the mean of the shard
-// losses): each shard loss is differentiated on its own, one CollectiveReduceShards per variable
-// merges the shards of every process (one after another, in the variables' order, so all
-// processes issue the collectives alike), and the updates apply the merged gradients.
+// losses): each shard loss is differentiated on its own, one CollectiveReduceShards per pack of
+// variables (DataParallel::bytes_per_pack; all in one by default) merges the shards of every
+// process (packs one after another, in the variables' order, so all processes issue the
+// collectives alike), and the updates apply the merged gradients.
 const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const OptimizerOptions& options);
 
 }  // namespace dagrad

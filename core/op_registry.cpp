@@ -91,6 +91,11 @@ OpDefBuilder& OpDefBuilder::input_list(std::string name, std::string type_attr, 
       {.name = std::move(name), .type_attr = std::move(type_attr), .number_attr = std::move(number_attr)});
   return *this;
 }
+OpDefBuilder& OpDefBuilder::output_list(std::string name, std::string type_attr, std::string number_attr) {
+  def_.outputs.push_back(
+      {.name = std::move(name), .type_attr = std::move(type_attr), .number_attr = std::move(number_attr)});
+  return *this;
+}
 OpDefBuilder& OpDefBuilder::input_host(std::string name, std::string type_attr) {
   def_.inputs.push_back({.name = std::move(name), .type_attr = std::move(type_attr), .host_memory = true});
   return *this;
@@ -196,7 +201,7 @@ ShapeContext::ShapeContext(const OpDef& def, const AttrMap& attrs, std::vector<D
       input_dtypes_(std::move(input_dtypes)),
       input_shapes_(std::move(input_shapes)),
       input_values_(std::move(input_values)),
-      outputs_(def.outputs.size()) {
+      outputs_(flat_output_args(def, attrs).size()) {
   input_values_.resize(input_shapes_.size(), nullptr);
 }
 
@@ -317,6 +322,22 @@ std::vector<const ArgDef*> flat_input_args(const OpDef& def, const AttrMap& attr
   return flat;
 }
 
+std::vector<const ArgDef*> flat_output_args(const OpDef& def, const AttrMap& attrs) {
+  std::vector<const ArgDef*> flat;
+  for (const auto& arg : def.outputs) {
+    std::int64_t count = 1;
+    if (!arg.number_attr.empty()) {
+      count = get_attr<std::int64_t>(attrs, arg.number_attr);
+      if (count < 0 || count > kMaxListOutputs) {
+        invalid_argument(def.name, ": attribute '", arg.number_attr, "' asks for ", count, " outputs '", arg.name,
+                         "'; a list has 0 to ", kMaxListOutputs);
+      }
+    }
+    flat.insert(flat.end(), static_cast<std::size_t>(count), &arg);
+  }
+  return flat;
+}
+
 std::vector<DType> complete_attrs(const OpDef& def, AttrMap& attrs, const std::vector<DType>& input_dtypes) {
   for (const auto& [name, value] : attrs) {
     if (def.find_attr(name) == nullptr) invalid_argument(def.name, ": unknown attribute '", name, "'");
@@ -387,8 +408,8 @@ std::vector<DType> complete_attrs(const OpDef& def, AttrMap& attrs, const std::v
     check_allowed(def, a, it->second);
   }
   std::vector<DType> out;
-  for (const auto& arg : def.outputs) {
-    out.push_back(arg.type_attr.empty() ? arg.fixed_type : get_attr<DType>(attrs, arg.type_attr));
+  for (const ArgDef* arg : flat_output_args(def, attrs)) {
+    out.push_back(arg->type_attr.empty() ? arg->fixed_type : get_attr<DType>(attrs, arg->type_attr));
   }
   return out;
 }

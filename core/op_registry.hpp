@@ -83,6 +83,8 @@ class OpDefBuilder {
   OpDefBuilder& input_host(std::string name, std::string type_attr);  // read on the host
   OpDefBuilder& input_ref(std::string name, std::string type_attr);
   OpDefBuilder& output(std::string name, std::string type_attr);
+  // A list of outputs, as many as the int attribute `number_attr` says (at most kMaxListOutputs).
+  OpDefBuilder& output_list(std::string name, std::string type_attr, std::string number_attr);
   OpDefBuilder& output_fixed(std::string name, DType dtype);
   OpDefBuilder& output_ref(std::string name, std::string type_attr);
   OpDefBuilder& attr_type(std::string name, std::vector<DType> allowed,
@@ -175,5 +177,14 @@ std::vector<Shape> infer_shapes(const OpDef& def, const AttrMap& attrs, const st
 
 // Expands a schema's inputs to the flat list actually passed (list arguments repeated N times).
 std::vector<const ArgDef*> flat_input_args(const OpDef& def, const AttrMap& attrs);
+
+// The most outputs one list argument may have: its count is an attribute, which a graph file or
+// a caller may set to anything.
+inline constexpr std::int64_t kMaxListOutputs = 1 << 16;
+
+// Expands a schema's outputs to the flat list a node has (list arguments repeated as their
+// number attribute says); `attrs` complete. InvalidArgument naming the op and attribute when a
+// count is outside [0, kMaxListOutputs].
+std::vector<const ArgDef*> flat_output_args(const OpDef& def, const AttrMap& attrs);
 
 }  // namespace dagrad

@@ -221,7 +221,8 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
     for (std::size_t i = 0; i < n.inputs.size(); ++i) {
       const Node& producer = g.node(n.inputs[i].node);
       const bool names_variable =
-          args[i]->is_ref || producer.def->outputs[static_cast<std::size_t>(n.inputs[i].index)].is_ref;
+          args[i]->is_ref ||
+          flat_output_args(*producer.def, producer.attrs)[static_cast<std::size_t>(n.inputs[i].index)]->is_ref;
       step.variable_names.push_back(names_variable ? variable_name(producer) : std::string());
       if (feeds.count(n.inputs[i])) continue;
       last_reader[n.inputs[i]] = plan->steps.size();

@@ -23,4 +23,9 @@ struct CollectiveReduceShardsAttrs {
 // of the group gets merge_op over all group_size * shards.size() of them, in the global shard order.
 Output collective_reduce_shards(Graph& g, std::vector<Output> shards, const CollectiveReduceShardsAttrs& attrs = {});
 
+// Several tensors in one exchange: `shards[k]` holds shard k's tensors (the same count and
+// shapes in every shard); returns each tensor merged over the group's shards, as above.
+std::vector<Output> collective_reduce_shards(Graph& g, const std::vector<std::vector<Output>>& shards,
+                                             const CollectiveReduceShardsAttrs& attrs = {});
+
 }  // namespace dagrad::ops

@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <map>
 #include <memory>
+#include <string_view>
 
 #include "dagrad/core/npy.hpp"
 #include "dagrad/tools/command.hpp"
@@ -21,29 +23,44 @@ struct RunOpOptions {
 
 constexpr std::int64_t kPrintLimit = 100;  // values printed per output before "..."
 
+// The op's outputs' names in order; the outputs of a list argument are NAME:0, NAME:1, ...
+std::vector<std::string> output_names(const PreparedOp& op) {
+  AttrMap attrs = op.attrs;
+  std::vector<DType> dtypes;
+  for (const Tensor& t : op.inputs) dtypes.push_back(t.dtype());
+  complete_attrs(*op.def, attrs, dtypes);
+  std::vector<std::string> names;
+  std::map<const ArgDef*, int> listed;  // outputs named so far per list argument
+  for (const ArgDef* arg : flat_output_args(*op.def, attrs)) {
+    names.push_back(arg->number_attr.empty() ? arg->name : str_cat(arg->name, ":", listed[arg]++));
+  }
+  return names;
+}
+
 // Resolves --out arguments to (output index, file); "FILE.npy" alone names the only output.
-std::vector<std::pair<std::size_t, std::string>> out_files(const OpDef& def, const std::vector<std::string>& outs) {
+std::vector<std::pair<std::size_t, std::string>> out_files(std::string_view op, const std::vector<std::string>& outputs,
+                                                           const std::vector<std::string>& outs) {
   std::vector<std::pair<std::size_t, std::string>> files;
   std::string names;
-  for (std::size_t i = 0; i < def.outputs.size(); ++i) names += (i ? ", " : "") + def.outputs[i].name;
+  for (std::size_t i = 0; i < outputs.size(); ++i) names += (i ? ", " : "") + outputs[i];
   for (const auto& text : outs) {
     const std::size_t eq = text.find('=');
-    std::size_t index = def.outputs.size();
+    std::size_t index = outputs.size();
     if (eq != std::string::npos) {
-      for (std::size_t i = 0; i < def.outputs.size(); ++i) {
-        if (def.outputs[i].name == text.substr(0, eq)) index = i;
+      for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i] == text.substr(0, eq)) index = i;
       }
     }
-    if (index < def.outputs.size()) {
+    if (index < outputs.size()) {
       files.emplace_back(index, text.substr(eq + 1));
-    } else if (def.outputs.size() == 1 && eq == std::string::npos) {
+    } else if (outputs.size() == 1 && eq == std::string::npos) {
       files.emplace_back(0, text);
-    } else if (def.outputs.empty()) {
-      invalid_argument(def.name, ": has no outputs to write");
+    } else if (outputs.empty()) {
+      invalid_argument(op, ": has no outputs to write");
     } else if (eq != std::string::npos) {
-      invalid_argument(def.name, ": no output named '", text.substr(0, eq), "'; its outputs are ", names);
+      invalid_argument(op, ": no output named '", text.substr(0, eq), "'; its outputs are ", names);
     } else {
-      invalid_argument(def.name, ": has outputs ", names, "; name one with --out NAME=FILE.npy");
+      invalid_argument(op, ": has outputs ", names, "; name one with --out NAME=FILE.npy");
     }
     if (files.back().second.empty())
       throw UsageError("--out expects NAME=FILE.npy or FILE.npy, got " + abbreviated(text));
@@ -53,7 +70,8 @@ std::vector<std::pair<std::size_t, std::string>> out_files(const OpDef& def, con
 
 void run(const RunOpOptions& o) {
   const PreparedOp op = prepare_op(o.op);
-  const auto files = out_files(*op.def, o.outs);  // before running: a bad --out costs no compute
+  const std::vector<std::string> names = output_names(op);
+  const auto files = out_files(op.def->name, names, o.outs);  // before running: a bad --out costs no compute
   const std::vector<Tensor> outputs = run_prepared(op);
   if (!files.empty()) {
     for (const auto& [index, path] : files) write_npy(path, outputs.at(index));
@@ -61,8 +79,7 @@ void run(const RunOpOptions& o) {
   }
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Tensor host = outputs[i].device().is_cpu() ? outputs[i] : outputs[i].to(Device::cpu());
-    const std::string& name = i < op.def->outputs.size() ? op.def->outputs[i].name : str_cat("output", i);
-    std::cout << name << ": " << host.to_string(kPrintLimit) << "\n";
+    std::cout << names.at(i) << ": " << host.to_string(kPrintLimit) << "\n";
   }
 }
 

@@ -1,11 +1,13 @@
-// The "mpi" kernel of CollectiveReduceShards, a reduce-scatter and an all-gather in which MPI
-// only moves bytes: of N processes, process r owns the r-th of N near-equal slices of the
-// tensor; every process sends each owner its L local shards' part of that slice (MPI_Alltoallv),
-// the owner folds the group's N * L shards for its slice in global shard order
-// (ops/shard_reduction.hpp), and the folded slices are gathered into every process
-// (MPI_Allgatherv). MPI's own reductions are not used: their order is the implementation's and
-// changes with N. Each process sends (L + 1) * n * (N - 1) / N of the tensor's n elements, a ring
-// all-reduce's 2n(N - 1)/N at one shard per process, and holds at most (2L + 2) * n in buffers.
+// The "mpi" kernels of CollectiveReduceShards, a reduce-scatter and an all-gather in which MPI
+// only moves bytes. Each process gives L local shards of K tensors (the gradients fused into one
+// collective), laid end to end into n elements per shard. Of N processes, process r owns the r-th
+// of N near-equal slices of those n elements; every process sends each owner its L shards' part
+// of that slice (MPI_Ialltoallv), the owner folds the group's N * L shards for its slice in global
+// shard order (ops/shard_reduction.hpp), and the folded slices are gathered into every process
+// (MPI_Iallgatherv). MPI's own reductions are not used: their order is the implementation's and
+// changes with N. Each process sends (L + 1) * n * (N - 1) / N elements, a ring all-reduce's
+// 2n(N - 1)/N at one shard per process, and holds at most (3L + 3) * n in buffers. On a CUDA
+// device the shards are staged through host memory.
 #include <algorithm>
 #include <mutex>
 #include <string>
@@ -33,10 +35,16 @@ constexpr int kPriority = 20;  // above the reference kernel (which serves a gro
 // sessions run from several threads too.
 template <class T>
 struct Workspace {
-  std::vector<T> send, received, folded, gathered;
+  std::vector<T> packed, send, received, folded, gathered;
   std::vector<int> begin, length, send_counts, send_offsets, receive_counts, receive_offsets;
 };
 std::mutex g_serialized;
+
+template <class T>
+Workspace<T>& workspace() {
+  static auto& kept = *new Workspace<T>;  // never freed: see Workspace
+  return kept;
+}
 
 // Grows `v` to at least `n` elements; its contents are overwritten by the caller.
 template <class T>
@@ -45,10 +53,17 @@ T* at_least(std::vector<T>& v, std::int64_t n) {
   return v.data();
 }
 
-// The op's result on the host: `shard(k)` points at local shard k's `size` elements (host
-// memory), `out` at `size` elements.
+// Sets `v` to `n` zeros (a count array MPI reads until the call completes).
+std::vector<int>& zeros(std::vector<int>& v, std::int64_t n) {
+  v.assign(static_cast<std::size_t>(n), 0);
+  return v;
+}
+
+// The fold of the group's shards, each `size` elements (`shard(k)`: local shard k, host memory):
+// a pointer into `ws` valid until the next call.
 template <class T, class ShardFn>
-void reduce_on_host(const KernelContext& c, ShardFn shard, std::int64_t local, std::int64_t size, T* out) {
+const T* reduce_on_host(const KernelContext& c, Workspace<T>& ws, ShardFn shard, std::int64_t local,
+                        std::int64_t size) {
   const World& w = world();
   const auto group_size = c.attr<std::int64_t>("group_size");
   if (group_size != w.size()) {
@@ -57,40 +72,25 @@ void reduce_on_host(const KernelContext& c, ShardFn shard, std::int64_t local, s
   }
   const ops::MergeOp merge = ops::merge_op_from_name(c.attr<std::string>("merge_op"));
   const bool divide = c.attr<std::string>("final_op") == "Div";
+  T* gathered = at_least(ws.gathered, size);
   if (group_size == 1) {  // nothing to exchange: the fold of the local shards
-    ops::fold_shards_in_order<T>(shard, local, size, merge, divide, out);
-    return;
+    ops::fold_shards_in_order<T>(shard, local, size, merge, divide, gathered);
+    return gathered;
   }
   const std::int64_t send_count = checked_mul(local, size, "CollectiveReduceShards: local shard elements");
   mpi_count(send_count, "CollectiveReduceShards");  // every count and offset below is at most this
-  // send and received (about L * n each), folded and gathered (at most n each)
-  const std::int64_t workspace_count = checked_mul(checked_add(send_count, size, "CollectiveReduceShards workspace"), 2,
-                                                   "CollectiveReduceShards workspace");
-  const std::size_t bytes = checked_bytes(workspace_count, sizeof(T), "CollectiveReduceShards workspace");
-  if (bytes > static_cast<std::size_t>(memory_limit())) {
-    fail(Code::ResourceExhausted, "CollectiveReduceShards: a workspace of ", bytes,
-         " bytes exceeds the memory limit of ", memory_limit());
-  }
   const std::string node = " (CollectiveReduceShards '" + std::string(c.node_name()) + "')";
-  require_unbroken("CollectiveReduceShards" + node);
-  const std::lock_guard<std::mutex> lock(g_serialized);
-  static auto& workspace = *new Workspace<T>;  // never freed: see Workspace
-  // Slice d of the output: [begin[d], begin[d] + length[d]).
-  auto& begin = workspace.begin;
-  auto& length = workspace.length;
-  begin.assign(static_cast<std::size_t>(group_size), 0);
-  length.assign(begin.size(), 0);
+  // Slice d of the tensors: [begin[d], begin[d] + length[d]).
+  auto& begin = zeros(ws.begin, group_size);
+  auto& length = zeros(ws.length, group_size);
   for (std::int64_t d = 0; d < group_size; ++d) {
-    const std::int64_t first = d * (size / group_size) + std::min(d, size % group_size);
-    begin[d] = static_cast<int>(first);
+    begin[d] = static_cast<int>(d * (size / group_size) + std::min(d, size % group_size));
     length[d] = static_cast<int>(size / group_size + (d < size % group_size ? 1 : 0));
   }
   // To owner d: this process's shards' parts of slice d, shard after shard.
-  T* send = at_least(workspace.send, send_count);
-  auto& send_counts = workspace.send_counts;
-  auto& send_offsets = workspace.send_offsets;
-  send_counts.assign(begin.size(), 0);
-  send_offsets.assign(begin.size(), 0);
+  T* send = at_least(ws.send, send_count);
+  auto& send_counts = zeros(ws.send_counts, group_size);
+  auto& send_offsets = zeros(ws.send_offsets, group_size);
   for (std::int64_t d = 0, at = 0; d < group_size; ++d) {
     send_offsets[d] = static_cast<int>(at);
     send_counts[d] = mpi_count(local * length[d], "CollectiveReduceShards");
@@ -100,15 +100,12 @@ void reduce_on_host(const KernelContext& c, ShardFn shard, std::int64_t local, s
     }
   }
   // From process q: its shards' parts of my slice, i.e. global shards q * local ... in order.
-  const int rank = w.rank();
-  const std::int64_t mine = length[rank];
+  const std::int64_t mine = length[w.rank()];
   const std::int64_t received_count = checked_mul(mine, checked_mul(local, group_size), "received elements");
   mpi_count(received_count, "CollectiveReduceShards");
-  T* received = at_least(workspace.received, received_count);
-  auto& receive_counts = workspace.receive_counts;
-  auto& receive_offsets = workspace.receive_offsets;
-  receive_counts.assign(begin.size(), 0);
-  receive_offsets.assign(begin.size(), 0);
+  T* received = at_least(ws.received, received_count);
+  auto& receive_counts = zeros(ws.receive_counts, group_size);
+  auto& receive_offsets = zeros(ws.receive_offsets, group_size);
   for (std::int64_t q = 0; q < group_size; ++q) {
     receive_counts[q] = static_cast<int>(local * mine);
     receive_offsets[q] = static_cast<int>(q * local * mine);
@@ -119,26 +116,70 @@ void reduce_on_host(const KernelContext& c, ShardFn shard, std::int64_t local, s
                        receive_offsets.data(), type, communicator(), &request),
         "MPI_Ialltoallv" + node);
   wait_for(request, "MPI_Ialltoallv" + node);
-  T* folded = at_least(workspace.folded, mine);
+  T* folded = at_least(ws.folded, mine);
   if (mine > 0) {
     ops::fold_shards_in_order<T>([&](std::int64_t k) { return received + k * mine; }, local * group_size, mine, merge,
                                  divide, folded);
   }
-  // Gathered into the workspace, not the output: a timed-out call must not leave MPI a tensor's memory.
-  T* gathered = at_least(workspace.gathered, size);
+  // Gathered into the workspace, not an output: a timed-out call must not leave MPI a tensor's memory.
   check(MPI_Iallgatherv(folded, static_cast<int>(mine), type, gathered, length.data(), begin.data(), type,
                         communicator(), &request),
         "MPI_Iallgatherv" + node);
   wait_for(request, "MPI_Iallgatherv" + node);
-  std::copy(gathered, gathered + size, out);
+  return gathered;
+}
+
+// The whole call: `input(i)` points at input i's elements in host memory (shard i / K, tensor
+// i % K); `write(t, values)` stores output t from host memory.
+template <class T, class InputFn, class WriteFn>
+void collective(KernelContext& c, InputFn input, WriteFn write) {
+  const std::string node = " (CollectiveReduceShards '" + std::string(c.node_name()) + "')";
+  require_unbroken("CollectiveReduceShards" + node);
+  const int tensors = c.num_outputs();
+  const std::int64_t local = c.num_inputs() / tensors;
+  // Output t's elements at [offset[t], offset[t + 1]) of a shard's n = offset[tensors].
+  std::vector<std::int64_t> offset(static_cast<std::size_t>(tensors) + 1, 0);
+  for (int t = 0; t < tensors; ++t) {
+    offset[t + 1] = checked_add(offset[t], c.output_shape(t).num_elements(), "CollectiveReduceShards elements");
+  }
+  const std::int64_t size = offset[tensors];
+  const std::int64_t shard_elements = checked_mul(local, size, "CollectiveReduceShards: local shard elements");
+  // packed, send, received (about L * n each), folded and gathered (at most n each)
+  const std::int64_t workspace_count =
+      checked_add(checked_mul(shard_elements, 3, "CollectiveReduceShards workspace"),
+                  checked_mul(size, 2, "CollectiveReduceShards workspace"), "CollectiveReduceShards workspace");
+  const std::size_t bytes = checked_bytes(workspace_count, sizeof(T), "CollectiveReduceShards workspace");
+  if (bytes > static_cast<std::size_t>(memory_limit())) {
+    fail(Code::ResourceExhausted, "CollectiveReduceShards: a workspace of ", bytes,
+         " bytes exceeds the memory limit of ", memory_limit());
+  }
+  const std::lock_guard<std::mutex> lock(g_serialized);
+  Workspace<T>& ws = workspace<T>();
+  // One tensor a shard is read where it is; several are packed end to end, shard after shard.
+  const T* packed = nullptr;
+  if (tensors > 1) {
+    T* to = at_least(ws.packed, shard_elements);
+    for (std::int64_t k = 0; k < local; ++k) {
+      for (int t = 0; t < tensors; ++t) {
+        const T* from = input(static_cast<int>(k * tensors + t));
+        std::copy(from, from + (offset[t + 1] - offset[t]), to + k * size + offset[t]);
+      }
+    }
+    packed = to;
+  }
+  const auto shard = [&](std::int64_t k) { return packed ? packed + k * size : input(static_cast<int>(k)); };
+  const T* result = reduce_on_host<T>(c, ws, shard, local, size);
+  for (int t = 0; t < tensors; ++t) write(t, result + offset[t]);
 }
 
 template <class T>
 void collective_reduce_shards(KernelContext& c) {
-  Tensor& out = c.allocate_output(0);
-  reduce_on_host<T>(
-      c, [&](std::int64_t k) { return c.input(static_cast<int>(k)).template data<T>(); }, c.num_inputs(),
-      out.num_elements(), out.data<T>());
+  collective<T>(
+      c, [&](int i) { return c.input(i).template data<T>(); },
+      [&](int t, const T* values) {
+        Tensor& out = c.allocate_output(t);
+        std::copy(values, values + out.num_elements(), out.data<T>());
+      });
 }
 
 // Shards on a device (CUDA) are staged through host memory, where the exchange and the fold in
@@ -146,16 +187,15 @@ void collective_reduce_shards(KernelContext& c) {
 // what makes the result the same bits at any process count.
 template <class T>
 void collective_reduce_shards_staged(KernelContext& c) {
-  std::vector<Tensor> shards;
-  for (int k = 0; k < c.num_inputs(); ++k) shards.push_back(c.input(k).to(Device::cpu()));
-  Tensor folded = Tensor::empty(c.output_dtype(0), c.output_shape(0));
-  reduce_on_host<T>(
-      c, [&](std::int64_t k) { return shards[static_cast<std::size_t>(k)].template data<T>(); }, c.num_inputs(),
-      folded.num_elements(), folded.data<T>());
-  Tensor& out = c.allocate_output(0);
-  if (folded.nbytes() > 0) {
-    device_runtime(out.device()).copy(out.raw_data(), out.device(), folded.raw_data(), Device::cpu(), folded.nbytes());
-  }
+  std::vector<Tensor> on_host;
+  for (int i = 0; i < c.num_inputs(); ++i) on_host.push_back(c.input(i).to(Device::cpu()));
+  collective<T>(
+      c, [&](int i) { return on_host[static_cast<std::size_t>(i)].template data<T>(); },
+      [&](int t, const T* values) {
+        Tensor& out = c.allocate_output(t);
+        if (out.nbytes() > 0)
+          device_runtime(out.device()).copy(out.raw_data(), out.device(), values, Device::cpu(), out.nbytes());
+      });
 }
 
 }  // namespace

@@ -25,6 +25,14 @@ void register_collective_cases(OpRegistry& r) {
                      .attrs = {{"group_size", std::int64_t{1}}},
                      .gradient_order = 0,
                      .exact = true});
+    // Three tensors a shard (fused gradients), in two shards: input k * 3 + t is shard k's tensor t.
+    cases.push_back(
+        {.label = "fused Add/Div two shards of [3,5], [7], []",
+         .inputs = {uniform({3, 5}, -4, 4), uniform({7}, -4, 4), uniform({}, -4, 4), uniform({3, 5}, -4, 4),
+                    uniform({7}, -4, 4), uniform({}, -4, 4)},
+         .attrs = {{"group_size", std::int64_t{1}}, {"num_tensors", std::int64_t{3}}, {"final_op", std::string("Div")}},
+         .gradient_order = 0,
+         .exact = true});
     cases.push_back({.label = "large Add/Div eight [37,90]",
                      .inputs = shards(8, {37, 90}),
                      .attrs = {{"group_size", std::int64_t{1}}, {"final_op", std::string("Div")}},

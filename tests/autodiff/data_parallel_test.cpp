@@ -72,6 +72,10 @@ Tensor labels_of(int shard) { return Tensor::from_values<std::int32_t>(Shape{2},
 TEST_CASE("data-parallel minimize merges each shard's own gradient in shard order, divided by the shards",
           "[data_parallel]") {
   constexpr int kShards = 4;
+  // The gradients packed into one collective (the default), one per variable, or packs of up to
+  // 60 bytes (d1's kernel of 48, d1's bias of 16, d2's kernel and bias of 48 + 12): the same bits.
+  const auto [bytes_per_pack, collectives] = GENERATE(table<std::int64_t, int>({{0, 1}, {1, 4}, {60, 3}}));
+  INFO("bytes_per_pack " << bytes_per_pack);
   // The data-parallel graph: one model per micro-shard over shared variables.
   Graph g;
   layers::VariableSet vars(3);
@@ -79,7 +83,11 @@ TEST_CASE("data-parallel minimize merges each shard's own gradient in shard orde
   std::vector<Output> xs(kShards), ys(kShards), losses;
   for (int k = 0; k < kShards; ++k) losses.push_back(shard_loss(g, vars, xs[k], ys[k]));
   minimize(g, ops::add_n(g, losses), vars,
-           {.name = "sgd", .data_parallel = DataParallel{.group_size = 1, .shard_losses = losses}});
+           {.name = "sgd",
+            .data_parallel = DataParallel{.group_size = 1, .shard_losses = losses, .bytes_per_pack = bytes_per_pack}});
+  int reduce_nodes = 0;
+  for (int id = 0; id < g.num_nodes(); ++id) reduce_nodes += g.node(id).op() == "CollectiveReduceShards";
+  CHECK(reduce_nodes == collectives);
   const Node& init = vars.initializer(g);
   Session s(g);
   s.run({}, {}, {&init});
@@ -88,11 +96,12 @@ TEST_CASE("data-parallel minimize merges each shard's own gradient in shard orde
     feeds[xs[k]] = rows_of(k);
     feeds[ys[k]] = labels_of(k);
   }
-  std::vector<Output> merged;
+  std::vector<Output> merged;  // what each variable's update applies
   for (const Output& v : vars.trainable()) {
-    const Node* n = g.find(v.op().name + "/CollectiveReduceShards");
-    REQUIRE(n != nullptr);
-    merged.push_back(g.output(n->id));
+    const Node* update = g.find(v.op().name + "/ApplyGradientDescent");
+    REQUIRE(update != nullptr);
+    REQUIRE(update->inputs.at(2).op().op() == "CollectiveReduceShards");
+    merged.push_back(update->inputs.at(2));
   }
   const std::vector<Tensor> got = s.run(feeds, merged);
 

@@ -11,9 +11,11 @@
 //   mismatch                                process 0's shard differs in size: MPI's error, as an Error
 //   group                                   group_size unlike the job's size is an error naming both;
 //                                           so is a second mpi::World
-//   speed --batch B --shards S --steps K --threads T [--plain 1]   images/s of train_cnn's model
-//       (28x28 synthetic images, Adam) data-parallel, or with --plain 1 trained the ordinary way
-//       (one process, whole batches): the measurement of README's "Data-parallel training"
+//   speed --batch B --shards S --steps K --threads T [--plain 1] [--pack BYTES]   images/s of
+//       train_cnn's model (28x28 synthetic images, Adam) data-parallel, its gradients in packs of
+//       BYTES (DataParallel::bytes_per_pack; 0: all in one), with the collectives' share of a
+//       step; or with --plain 1 trained the ordinary way (one process, whole batches): the
+//       measurement of README's "Data-parallel training"
 // Exit status: 0 passed, 1 error (an "error: ..." line), 2 usage.
 #include <algorithm>
 #include <chrono>
@@ -40,7 +42,7 @@ constexpr std::int64_t kImage = 8, kClasses = 4, kGlobalBatch = 16;
 struct Args {
   std::string mode, out;
   std::int64_t shards = 4, steps = 3, fail_rank = -1;
-  std::int64_t batch = 32, threads = 0, plain = 0;  // speed
+  std::int64_t batch = 32, threads = 0, plain = 0, pack = 0;  // speed
 };
 
 Args parse(int argc, char** argv) {
@@ -63,6 +65,8 @@ Args parse(int argc, char** argv) {
       a.threads = std::stoll(value);
     else if (key == "--plain")
       a.plain = std::stoll(value);
+    else if (key == "--pack")
+      a.pack = std::stoll(value);
     else
       throw std::invalid_argument("unknown option " + key);
   }
@@ -244,7 +248,9 @@ int speed(const mpi::World& world, const Args& a) {
     losses.push_back(cnn_loss(g, vars, images.back(), labels.back()));
   }
   OptimizerOptions options{.name = "adam"};
-  if (!a.plain) options.data_parallel = DataParallel{.group_size = world.size(), .shard_losses = losses};
+  if (!a.plain) {
+    options.data_parallel = DataParallel{.group_size = world.size(), .shard_losses = losses, .bytes_per_pack = a.pack};
+  }
   const Node& step = minimize(g, losses.size() == 1 ? losses[0] : ops::add_n(g, losses), vars, options);
   const Node& init = vars.initializer(g);
   Session session(g, {.threads = static_cast<int>(a.threads)});
