@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "dagrad/backends/mpi/communicator.hpp"
+#include "dagrad/core/checked.hpp"
 #include "dagrad/core/error.hpp"
 
 namespace dagrad::mpi {
@@ -97,6 +98,30 @@ std::vector<std::uint64_t> World::all_gather(std::uint64_t value) const {
   std::vector<std::uint64_t> values(static_cast<std::size_t>(size_));
   check(MPI_Allgather(&value, 1, MPI_UINT64_T, values.data(), 1, MPI_UINT64_T, g_comm), "MPI_Allgather");
   return values;
+}
+
+std::vector<double> World::all_gather(const std::vector<double>& values) const {
+  const std::vector<std::uint64_t> counts = all_gather(static_cast<std::uint64_t>(values.size()));
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    if (counts[r] != counts[0]) {
+      fail(Code::InvalidArgument, "mpi::World::all_gather: rank ", r, " gives ", counts[r], " values but rank 0 gives ",
+           counts[0], "; every rank must give as many");
+    }
+  }
+  const int count = mpi_count(static_cast<std::int64_t>(values.size()), "mpi::World::all_gather");
+  std::vector<double> all(
+      static_cast<std::size_t>(checked_mul(count, static_cast<std::int64_t>(counts.size()), "mpi::World::all_gather")));
+  check(MPI_Allgather(values.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, g_comm), "MPI_Allgather");
+  return all;
+}
+
+std::string World::broadcast(const std::string& bytes) const {
+  std::uint64_t size = bytes.size();
+  check(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, g_comm), "MPI_Bcast");
+  const int count = mpi_count(static_cast<std::int64_t>(size), "mpi::World::broadcast");
+  std::string out = rank_ == 0 ? bytes : std::string(static_cast<std::size_t>(count), '\0');
+  check(MPI_Bcast(out.data(), count, MPI_BYTE, 0, g_comm), "MPI_Bcast");
+  return out;
 }
 
 void World::barrier() const { check(MPI_Barrier(g_comm), "MPI_Barrier"); }

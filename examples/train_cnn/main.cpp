@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -19,6 +20,7 @@
 #include <dagrad/dagrad.hpp>
 #include <dagrad/ops/layers.hpp>
 
+#include "job.hpp"
 #include "metrics.hpp"
 #include "options.hpp"
 #include "plot.hpp"
@@ -32,14 +34,12 @@ using train_cnn::Progress;
 
 namespace {
 
-struct Model {
-  Graph g;
-  layers::VariableSet vars;
+// One copy of the model: over the whole batch, or over one micro-shard of it (data-parallel).
+// The placeholders take any number of rows, so any copy also evaluates batches of 1000.
+struct Tower {
   Output images, labels, logits, loss, accuracy;
-  const Node* step = nullptr;
-  const Node* init = nullptr;
 
-  explicit Model(const Options& o) : vars(o.seed) {
+  Tower(Graph& g, layers::VariableSet& vars, const Options& o) {
     images = ops::placeholder(g, DType::Float32, Shape{-1, 28, 28, 1}, "images");
     labels = ops::placeholder(g, DType::Int32, Shape{-1}, "labels");
     // bfloat16: the layers compute in it on float32 master weights (classifier_metrics' loss is float32).
@@ -53,14 +53,38 @@ struct Model {
     const layers::ClassifierMetrics metrics = layers::classifier_metrics(g, logits, labels);
     loss = metrics.loss;
     accuracy = metrics.accuracy;
+  }
+};
+
+struct Model {
+  Graph g;
+  layers::VariableSet vars;
+  // One tower, or one per local micro-shard over the same variables (data-parallel). towers[0],
+  // built first, has the plain model's node names: it evaluates and is what --export-model saves.
+  std::vector<Tower> towers;
+  const Node* step = nullptr;
+  const Node* init = nullptr;
+
+  Model(const Options& o, const train_cnn::Job& job, std::int64_t local_shards) : vars(o.seed) {
+    vars.reuse_variables(job.data_parallel());
+    for (std::int64_t k = 0; k < local_shards; ++k) towers.emplace_back(g, vars, o);
     // The optimiser's slots and Adam's beta powers are variables too: checkpoints hold them.
     // Evaluation needs neither them nor the gradients: --eval-only builds the model alone, so it
     // restores the model's variables from a checkpoint of any optimiser.
-    if (!o.eval_only) step = &minimize(g, loss, vars, {.name = o.optimizer, .learning_rate = o.lr});
+    if (!o.eval_only) {
+      OptimizerOptions options{.name = o.optimizer, .learning_rate = o.lr};
+      if (job.data_parallel()) {
+        std::vector<Output> losses;
+        for (const Tower& t : towers) losses.push_back(t.loss);
+        options.data_parallel = DataParallel{.group_size = job.size(), .shard_losses = std::move(losses)};
+      }
+      step = &minimize(g, towers[0].loss, vars, options);
+    }
     init = &vars.initializer(g);
   }
 
-  FeedMap feed(const ImageDataset& d) const { return {{images, d.images}, {labels, d.labels}}; }
+  const Tower& main() const { return towers[0]; }
+  FeedMap feed(const ImageDataset& d) const { return {{main().images, d.images}, {main().labels, d.labels}}; }
 };
 
 // The device to run on, refused before anything slow (reading the dataset) happens.
@@ -114,60 +138,153 @@ std::pair<double, double> evaluate(Session& s, const Model& m, const ImageDatase
   double loss = 0, correct = 0;
   for (std::int64_t begin = 0; begin < data.size(); begin += 1000) {
     const std::int64_t n = std::min<std::int64_t>(1000, data.size() - begin);
-    auto out = s.run(m.feed(slice(data, begin, n)), {m.loss, m.accuracy});
+    auto out = s.run(m.feed(slice(data, begin, n)), {m.main().loss, m.main().accuracy});
     loss += out[0].data<float>()[0] * static_cast<double>(n);
     correct += out[1].data<float>()[0] * static_cast<double>(n);
   }
   return {loss / static_cast<double>(data.size()), correct / static_cast<double>(data.size())};
 }
 
-// Trains from `p` to the end of epoch `o.epochs`, checkpointing along the way.
-void train_epochs(const Options& o, Session& session, const Model& m, const ImageDataset& train,
-                  const ImageDataset& test, const train_cnn::RunSettings& settings, Progress& p, Profiler* profiler) {
+// The training steps of an epoch: whole batches, the last one partial, on this process; or,
+// data-parallel, this process's micro-shards of each full global batch (the partial one cannot
+// be cut into equal shards: dropped). A data-parallel step keeps its shards' losses and
+// accuracies; fold() adds every process's, in (step, global shard) order, to the progress:
+// the same sums, bit for bit, at any process count.
+class Steps {
+ public:
+  Steps(const Options& o, const train_cnn::Job& job, const std::optional<ShardPlan>& plan, std::int64_t train_images)
+      : job_(job), plan_(plan) {
+    batches_ = plan_ ? train_images / o.batch_size : BatchSampler(train_images, o.batch_size, o.seed).num_batches();
+    if (batches_ == 0) {
+      invalid_argument("--data-parallel: the ", train_images, " training images hold no full batch of ", o.batch_size,
+                       " (--batch-size)");
+    }
+  }
+
+  std::int64_t batches_per_epoch() const { return batches_; }
+
+  // One step on the global batch of `rows` of the training set.
+  void run(Session& session, const Model& m, const ImageDataset& train, const std::vector<std::int64_t>& rows,
+           Progress& p, Profiler* profiler) {
+    FeedMap feeds;
+    std::vector<Output> fetches;
+    for (std::size_t k = 0; k < m.towers.size(); ++k) {
+      const Tower& t = m.towers[k];
+      const ImageDataset part =
+          plan_ ? gather(train, shard_rows(rows, static_cast<std::int64_t>(k))) : gather(train, rows);
+      feeds[t.images] = part.images;
+      feeds[t.labels] = part.labels;
+      fetches.insert(fetches.end(), {t.loss, t.accuracy});
+    }
+    RunStats stats;
+    const auto out = session.run(feeds, fetches, {m.step}, &stats);
+    if (profiler != nullptr) profiler->add(stats.profile);
+    const auto rows_per_tower = static_cast<double>(plan_ ? plan_->shard_rows : static_cast<std::int64_t>(rows.size()));
+    for (std::size_t i = 0; i < out.size(); i += 2) {
+      const double loss = out[i].data<float>()[0], accuracy = out[i + 1].data<float>()[0];
+      if (plan_) {
+        kept_.insert(kept_.end(), {loss, accuracy});
+      } else {
+        p.loss_sum += loss * rows_per_tower;
+        p.correct += accuracy * rows_per_tower;
+      }
+      local_loss_sum_ += loss * rows_per_tower;
+      local_seen_ += rows_per_tower;
+    }
+    p.seen += static_cast<std::int64_t>(rows.size());
+  }
+
+  // Data-parallel: every process's kept numbers into `p` (a collective: every process calls it
+  // at the same points). Alone: nothing to do.
+  void fold(Progress& p) {
+    if (!plan_) return;
+    const std::vector<double> all = job_.all_gather(kept_);
+    const std::size_t per_process = kept_.size(), per_step = 2 * static_cast<std::size_t>(plan_->local_shards());
+    const auto rows = static_cast<double>(plan_->shard_rows);
+    for (std::size_t step = 0; step < per_process; step += per_step) {
+      for (std::size_t process = 0; process < static_cast<std::size_t>(job_.size()); ++process) {
+        for (std::size_t i = 0; i < per_step; i += 2) {
+          p.loss_sum += all[process * per_process + step + i] * rows;
+          p.correct += all[process * per_process + step + i + 1] * rows;
+        }
+      }
+    }
+    kept_.clear();
+  }
+
+  // The loss the progress bar shows: the epoch's so far; data-parallel, over this process's own
+  // rows since the epoch (or the run) began, which needs no collective.
+  double running_loss(const Progress& p) const {
+    if (!plan_) return p.loss_sum / static_cast<double>(p.seen);
+    return local_seen_ > 0 ? local_loss_sum_ / local_seen_ : 0.0;
+  }
+  void start_epoch() { local_loss_sum_ = local_seen_ = 0; }
+
+ private:
+  // Rows of local shard k of the global batch `rows`.
+  std::vector<std::int64_t> shard_rows(const std::vector<std::int64_t>& rows, std::int64_t k) const {
+    const auto first = rows.begin() + plan_->first_row() + k * plan_->shard_rows;
+    return {first, first + plan_->shard_rows};
+  }
+
+  const train_cnn::Job& job_;
+  std::optional<ShardPlan> plan_;
+  std::int64_t batches_ = 0;
+  std::vector<double> kept_;  // (loss, accuracy) per step and local shard, since the last fold
+  double local_loss_sum_ = 0, local_seen_ = 0;
+};
+
+// Trains from `p` to the end of epoch `o.epochs`, checkpointing along the way. Data-parallel,
+// every process trains; only the reporting one evaluates, prints and writes files.
+void train_epochs(const Options& o, const train_cnn::Job& job, Session& session, const Model& m, Steps& steps,
+                  const ImageDataset& train, const ImageDataset& test, const train_cnn::RunSettings& settings,
+                  Progress& p, Profiler* profiler) {
   BatchSampler sampler(train.size(), o.batch_size, o.seed);
-  const train_cnn::ProgressStyle style = train_cnn::progress_style(o.quiet, stderr);
+  const train_cnn::ProgressStyle style =
+      job.reports() ? train_cnn::progress_style(o.quiet, stderr) : train_cnn::ProgressStyle::Quiet;
   std::map<std::size_t, EpochTiming> measured;
   auto write_metrics = [&] {
-    if (!o.metrics.empty()) train_cnn::write_metrics(o.metrics, epoch_metrics(p, sampler.num_batches(), measured));
+    if (!o.metrics.empty() && job.reports()) {
+      train_cnn::write_metrics(o.metrics, epoch_metrics(p, steps.batches_per_epoch(), measured));
+    }
   };
   bool saved = false;
   auto save = [&] {
     if (o.save.empty()) return;
-    save_checkpoint(session, m.g, o.save, train_cnn::checkpoint_info(p, settings));
+    steps.fold(p);
+    if (job.reports()) save_checkpoint(session, m.g, o.save, train_cnn::checkpoint_info(p, settings));
     saved = true;
   };
   using Clock = std::chrono::steady_clock;
   for (; p.epoch < o.epochs; p.start_next_epoch(), save()) {
     sampler.start_epoch(p.epoch);  // the batch order depends on the seed and the epoch only
-    train_cnn::ProgressBar bar(std::cerr, train.size(), train_cnn::str("epoch ", p.epoch + 1, "/", o.epochs), style);
+    steps.start_epoch();
+    const std::int64_t images = steps.batches_per_epoch() * o.batch_size;
+    train_cnn::ProgressBar bar(std::cerr, std::min(images, train.size()),
+                               train_cnn::str("epoch ", p.epoch + 1, "/", o.epochs), style);
     const auto start = Clock::now();
     const std::int64_t seen_before = p.seen;
-    while (p.batch < sampler.num_batches()) {
-      const ImageDataset batch = gather(train, sampler.batch(p.batch));
-      RunStats stats;
-      auto out = session.run(m.feed(batch), {m.loss, m.accuracy}, {m.step}, &stats);
-      if (profiler != nullptr) profiler->add(stats.profile);
-      const auto n = static_cast<double>(batch.size());
-      p.loss_sum += out[0].data<float>()[0] * n;
-      p.correct += out[1].data<float>()[0] * n;
-      p.seen += batch.size();
+    while (p.batch < steps.batches_per_epoch()) {
+      steps.run(session, m, train, sampler.batch(p.batch), p, profiler);
       ++p.batch;
       ++p.step;
-      bar.update(p.seen, p.loss_sum / static_cast<double>(p.seen));
+      bar.update(p.seen, steps.running_loss(p));
       // The checkpoint at an epoch's end is the one after its evaluation, below.
-      if (o.save_every > 0 && p.step % o.save_every == 0 && p.batch < sampler.num_batches()) save();
+      if (o.save_every > 0 && p.step % o.save_every == 0 && p.batch < steps.batches_per_epoch()) save();
     }
+    steps.fold(p);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    bar.finish(p.seen, p.loss_sum / static_cast<double>(p.seen));
+    bar.finish(p.seen, steps.running_loss(p));
     p.train_loss.push_back(p.loss_sum / static_cast<double>(p.seen));
     p.train_accuracy.push_back(p.correct / static_cast<double>(p.seen));
-    const auto [tl, ta] = evaluate(session, m, test);
+    constexpr double kNotEvaluated = std::numeric_limits<double>::quiet_NaN();
+    const auto [tl, ta] = job.reports() ? evaluate(session, m, test) : std::pair{kNotEvaluated, kNotEvaluated};
     p.test_loss.push_back(tl);
     p.test_accuracy.push_back(ta);
     const double images_per_second = static_cast<double>(p.seen - seen_before) / seconds;
     measured[static_cast<std::size_t>(p.epoch)] = {images_per_second, seconds};
     write_metrics();
-    if (!o.quiet || p.epoch + 1 == o.epochs) {  // --quiet: the last epoch's line is the result
+    if (job.reports() && (!o.quiet || p.epoch + 1 == o.epochs)) {  // --quiet: the last epoch's line is the result
       std::printf(
           "epoch %lld/%d: loss %.4f  train accuracy %.4f  test loss %.4f  test accuracy %.4f  (%.0f images/s, %.1f "
           "s)\n",
@@ -178,7 +295,7 @@ void train_epochs(const Options& o, Session& session, const Model& m, const Imag
   }
   if (!saved) save();                     // e.g. --epochs 0, or a resumed run that had already finished
   if (measured.empty()) write_metrics();  // no epoch ran: the restored epochs, or none
-  if (!o.save.empty() && !o.quiet) {
+  if (!o.save.empty() && !o.quiet && job.reports()) {
     std::cout << "saved " << variable_names(m.g).size() << " variables (step " << p.step << ") to " << o.save << "\n";
   }
 }
@@ -186,7 +303,8 @@ void train_epochs(const Options& o, Session& session, const Model& m, const Imag
 // --export-model: the trained (or loaded) model as a saved model.
 void export_model(const Options& o, Session& session, const Model& m) {
   if (o.export_model.empty()) return;
-  train_cnn::export_model(o.export_model, m.g, session, {m.images, m.labels, m.logits, m.loss, m.accuracy});
+  const Tower& t = m.main();
+  train_cnn::export_model(o.export_model, m.g, session, {t.images, t.labels, t.logits, t.loss, t.accuracy});
   std::cout << "exported the inference model to " << o.export_model << "\n";
 }
 
@@ -202,7 +320,58 @@ int run_saved_model(const Options& o, const ImageDataset& test) {
   return 0;
 }
 
-int run(const Options& o) {
+// --resume / --load: the reporting process reads the checkpoint (the others need not see its
+// directory), and every process gets its variables and, for --resume, its training state.
+// Alone, nothing is sent; otherwise every process first runs the initialisers so that it holds
+// every variable the broadcast overwrites. Without either option the initialisers alone.
+Progress restore(const Options& o, const train_cnn::Job& job, Session& session, const Model& m,
+                 const train_cnn::RunSettings& settings, std::int64_t batches_per_epoch) {
+  if (job.data_parallel() || (o.resume.empty() && o.load.empty())) session.run({}, {}, {m.init});
+  Progress progress;
+  if (!o.resume.empty()) {
+    CheckpointInfo info;
+    if (job.reports()) {
+      info = restore_checkpoint(session, m.g, o.resume);
+      // Refused here first, by the reporting process alone: the others end with the job.
+      if (!o.eval_only) progress = train_cnn::progress_from_checkpoint(info, settings, batches_per_epoch, o.resume);
+    }
+    if (job.data_parallel()) {
+      info = train_cnn::decode_checkpoint_info(job.broadcast(train_cnn::encode_checkpoint_info(info)));
+      if (!o.eval_only) progress = train_cnn::progress_from_checkpoint(info, settings, batches_per_epoch, o.resume);
+    }
+    if (!o.quiet && job.reports()) std::cout << "resumed from " << o.resume << " at step " << info.step << "\n";
+  } else if (!o.load.empty()) {
+    if (job.reports()) restore_checkpoint(session, m.g, o.load);
+    if (!o.quiet && job.reports()) std::cout << "restored variables from " << o.load << "\n";
+  }
+  if (job.data_parallel()) {
+    // The optimiser's slots are in the set (minimize adds them): every variable of the graph.
+    if (variable_names(m.g).size() != m.vars.all().size()) {
+      fail(Code::Internal, "train_cnn: the graph has ", variable_names(m.g).size(), " variables but the set ",
+           m.vars.all().size(), "; the broadcast would miss some");
+    }
+    job.broadcast_variables(session, m.vars);  // process 0's initial, restored or resumed values
+  }
+  return progress;
+}
+
+// Data-parallel: this process's part of each batch; a process count that does not divide
+// --shards is a usage error (reported once, by the reporting process).
+std::optional<ShardPlan> shard_plan(const Options& o, const train_cnn::Job& job) {
+  if (!job.data_parallel()) return std::nullopt;
+  return plan_shards(o.batch_size, o.shards, job.size(), job.rank());
+}
+
+int run(const Options& o, const train_cnn::Job& job) {
+  std::optional<ShardPlan> plan;
+  try {
+    plan = shard_plan(o, job);
+  } catch (const Error& e) {
+    if (job.reports()) {
+      std::cerr << "error: " << e.what() << " (mpirun -np)\nusage: train_cnn [OPTIONS] (train_cnn --help lists them)\n";
+    }
+    return kExitUsage;
+  }
   const Device device = available_device(o.device);
   const ImageDataset test = load_split(o, "t10k");
   if (!o.load.empty() && train_cnn::is_saved_model(o.load)) return run_saved_model(o, test);
@@ -211,44 +380,44 @@ int run(const Options& o) {
     train = load_split(o, "train");
     if (o.limit > 0 && o.limit < train.size()) train = slice(train, 0, o.limit);
   }
-  Model m(o);
-  Session session(m.g, {.device = device, .threads = o.threads, .profile = !o.profile.empty()});
+  Model m(o, job, plan ? plan->local_shards() : 1);
+  Session session(m.g, {.device = device, .threads = o.threads, .profile = !o.profile.empty() && job.reports()});
   const train_cnn::RunSettings settings{.optimizer = o.optimizer,
                                         .learning_rate = o.lr,
                                         .batch_size = o.batch_size,
                                         .seed = o.seed,
                                         .train_images = train.size(),
-                                        .precision = o.precision};
-  Progress progress;
-  if (!o.resume.empty()) {
-    const CheckpointInfo info = restore_checkpoint(session, m.g, o.resume);
-    if (!o.eval_only) {
-      const std::int64_t batches = BatchSampler(train.size(), o.batch_size, o.seed).num_batches();
-      progress = train_cnn::progress_from_checkpoint(info, settings, batches, o.resume);
-    }
-    if (!o.quiet) std::cout << "resumed from " << o.resume << " at step " << info.step << "\n";
-  } else if (!o.load.empty()) {
-    restore_checkpoint(session, m.g, o.load);
-    if (!o.quiet) std::cout << "restored variables from " << o.load << "\n";
-  } else {
-    session.run({}, {}, {m.init});
-  }
+                                        .precision = o.precision,
+                                        .shards = plan ? plan->shards : 0};
+  std::optional<Steps> steps;
+  if (!o.eval_only) steps.emplace(o, job, plan, train.size());
+  Progress progress = restore(o, job, session, m, settings, steps ? steps->batches_per_epoch() : 1);
   if (o.eval_only) {
     const auto [loss, acc] = evaluate(session, m, test);
     std::printf("test loss %.4f  test accuracy %.4f\n", loss, acc);
     export_model(o, session, m);
     return 0;
   }
-  if (!o.quiet) {
-    std::printf("training on %lld images, testing on %lld; batch %lld, %s lr %g, seed %llu, %d threads, %s, %s\n",
+  if (!o.quiet && job.reports()) {
+    std::printf("training on %lld images, testing on %lld; batch %lld, %s lr %g, seed %llu, %d threads, %s, %s",
                 static_cast<long long>(train.size()), static_cast<long long>(test.size()),
                 static_cast<long long>(o.batch_size), o.optimizer.c_str(), o.lr,
                 static_cast<unsigned long long>(o.seed), o.threads > 0 ? o.threads : num_threads(), o.device.c_str(),
                 o.precision.c_str());
+    if (plan) {
+      const std::int64_t dropped = train.size() - steps->batches_per_epoch() * o.batch_size;
+      std::printf("; data-parallel: %d processes x %lld of %lld micro-shards of %lld images", job.size(),
+                  static_cast<long long>(plan->local_shards()), static_cast<long long>(plan->shards),
+                  static_cast<long long>(plan->shard_rows));
+      if (dropped > 0)
+        std::printf(", the last %lld images of each epoch dropped (a partial batch)", static_cast<long long>(dropped));
+    }
+    std::printf("\n");
   }
   std::optional<Profiler> profiler;
-  if (!o.profile.empty()) profiler.emplace();
-  train_epochs(o, session, m, train, test, settings, progress, profiler ? &*profiler : nullptr);
+  if (!o.profile.empty() && job.reports()) profiler.emplace();
+  train_epochs(o, job, session, m, *steps, train, test, settings, progress, profiler ? &*profiler : nullptr);
+  if (!job.reports()) return 0;
   export_model(o, session, m);
   if (profiler) {
     std::cout << "training steps, op by op:\n" << profiler->report();
@@ -264,12 +433,27 @@ int run(const Options& o) {
   return 0;
 }
 
+// Data-parallel: the run as a process of an MPI job, whose errors name the process. Leaving with
+// an exception, the Job leaves MPI unfinalised and mpirun ends the other processes.
+int run_data_parallel(int* argc, char*** argv, const Options& o) {
+  const train_cnn::Job job(argc, argv);
+  try {
+    return run(o, job);
+  } catch (const Error& e) {
+    fail(e.code(), "rank ", job.rank(), " of ", job.size(), ": ", e.what());
+  } catch (const std::bad_alloc&) {
+    fail(Code::ResourceExhausted, "rank ", job.rank(), " of ", job.size(), ": out of memory");
+  } catch (const std::exception& e) {
+    fail(Code::Internal, "rank ", job.rank(), " of ", job.size(), ": internal error: ", e.what());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   return dagrad::run_main([&] {
     Options o;
     if (const auto status = train_cnn::parse_options(argc, argv, o)) return *status;
-    return run(o);
+    return o.data_parallel ? run_data_parallel(&argc, &argv, o) : run(o, train_cnn::Job());
   });
 }
