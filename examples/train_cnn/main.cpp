@@ -7,7 +7,9 @@
 // bit for bit, as one never interrupted. --precision bfloat16 computes the layers in bfloat16 on
 // float32 master weights (mixed precision). --profile FILE times each op of the training steps, prints
 // the ops that took the time and writes a Chrome trace. --metrics FILE.csv|FILE.json writes each
-// epoch's numbers; --quiet prints the result only. Exit status: 0 done, 1 error, 2 usage error.
+// epoch's numbers; --quiet prints the result only. --data-parallel trains as a process of an MPI
+// job (mpirun -np N train_cnn --data-parallel): the same bits at any N dividing --shards, process 0
+// alone reporting. Exit status: 0 done, 1 error, 2 usage error.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -406,9 +408,9 @@ int run(const Options& o, const train_cnn::Job& job) {
                 o.precision.c_str());
     if (plan) {
       const std::int64_t dropped = train.size() - steps->batches_per_epoch() * o.batch_size;
-      std::printf("; data-parallel: %d processes x %lld of %lld micro-shards of %lld images", job.size(),
-                  static_cast<long long>(plan->local_shards()), static_cast<long long>(plan->shards),
-                  static_cast<long long>(plan->shard_rows));
+      std::printf("; data-parallel: %d process%s x %lld of %lld micro-shards of %lld images", job.size(),
+                  job.size() == 1 ? "" : "es", static_cast<long long>(plan->local_shards()),
+                  static_cast<long long>(plan->shards), static_cast<long long>(plan->shard_rows));
       if (dropped > 0)
         std::printf(", the last %lld images of each epoch dropped (a partial batch)", static_cast<long long>(dropped));
     }

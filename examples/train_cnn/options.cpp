@@ -105,7 +105,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
           "FILE.csv|FILE.json"));
   auto* data_parallel = app.add_flag("--data-parallel", o.data_parallel,
                                      "train on every process of an MPI job (mpirun -np N train_cnn --data-parallel; "
-                                     "without mpirun a job of one): each takes N/S of the micro-shards of every "
+                                     "without mpirun a job of one): each trains S/N of the S micro-shards of every "
                                      "batch, and any N gives the same bits (the last partial batch of an epoch is "
                                      "dropped); only process 0 prints and writes files");
   data_parallel->excludes("--eval-only");

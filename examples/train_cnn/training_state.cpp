@@ -26,7 +26,10 @@ std::string shortest(double v) {
 
 std::string exact_list(const std::vector<double>& values) {
   std::string text;
-  for (double v : values) text += (text.empty() ? "" : ",") + exact(v);
+  for (double v : values) {
+    if (!text.empty()) text += ',';
+    text += exact(v);  // not `"," + exact(v)`, over which GCC 12 warns (-Wrestrict, a false alarm)
+  }
   return text;
 }
 

@@ -42,7 +42,7 @@ TEST_CASE("train_cnn --data-parallel alone: drops the partial batch and says so"
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
   REQUIRE(r.status == 0);
   CHECK_THAT(r.out, Contains("training on 20 images") &&
-                        Contains("; data-parallel: 1 processes x 2 of 2 micro-shards of 4 images, the last 4 images "
+                        Contains("; data-parallel: 1 process x 2 of 2 micro-shards of 4 images, the last 4 images "
                                  "of each epoch dropped (a partial batch)") &&
                         Contains("epoch 1/1: loss ") && Contains("variables (step 2) to " + ckpt.string()));
   CHECK_THAT(read_text(ckpt / "manifest.json"), Contains("\"train_cnn/shards\": \"2\""));
