@@ -1,5 +1,4 @@
-// train_cnn: a LeNet-style CNN trained on Fashion-MNIST with dagrad's graph API.
-//   conv 5x5 (32) -> relu -> max-pool -> conv 5x5 (64) -> relu -> max-pool -> dense 128 (relu) -> dense 10
+// train_cnn: a LeNet-style CNN (model.hpp) trained on Fashion-MNIST with dagrad's graph API.
 // Shows each epoch's progress (a bar on a terminal, plain lines in a log), then loss and train/test
 // accuracy; writes the curves as SVG.
 // With --save DIR it checkpoints at the end of every epoch (and every --save-every N steps);
@@ -17,17 +16,17 @@
 #include <map>
 #include <optional>
 
-#include <dagrad/autodiff/optimizers.hpp>
 #include <dagrad/core/checkpoint.hpp>
 #include <dagrad/dagrad.hpp>
-#include <dagrad/ops/layers.hpp>
 
 #include "job.hpp"
 #include "metrics.hpp"
+#include "model.hpp"
 #include "options.hpp"
 #include "plot.hpp"
 #include "progress.hpp"
 #include "saved_model.hpp"
+#include "steps.hpp"
 #include "training_state.hpp"
 
 using namespace dagrad;
@@ -36,58 +35,9 @@ using train_cnn::Progress;
 
 namespace {
 
-// One copy of the model: over the whole batch, or over one micro-shard of it (data-parallel).
-// The placeholders take any number of rows, so any copy also evaluates batches of 1000.
-struct Tower {
-  Output images, labels, logits, loss, accuracy;
-
-  Tower(Graph& g, layers::VariableSet& vars, const Options& o) {
-    images = ops::placeholder(g, DType::Float32, Shape{-1, 28, 28, 1}, "images");
-    labels = ops::placeholder(g, DType::Int32, Shape{-1}, "labels");
-    // bfloat16: the layers compute in it on float32 master weights (classifier_metrics' loss is float32).
-    const DType compute = o.precision == "bfloat16" ? DType::BFloat16 : DType::Float32;
-    layers::Layers nn(g, vars, DType::Float32);
-    Output x = compute == DType::Float32 ? images : ops::cast(g, images, compute, false, "images/Cast");
-    x = nn.max_pool(nn.conv2d(x, "conv1", 32, 5));
-    x = nn.max_pool(nn.conv2d(x, "conv2", 64, 5));
-    x = nn.dense(nn.flatten(x), "dense1", 128, /*relu=*/true);
-    logits = nn.dense(x, "dense2", 10);
-    const layers::ClassifierMetrics metrics = layers::classifier_metrics(g, logits, labels);
-    loss = metrics.loss;
-    accuracy = metrics.accuracy;
-  }
-};
-
-struct Model {
-  Graph g;
-  layers::VariableSet vars;
-  // One tower, or one per local micro-shard over the same variables (data-parallel). towers[0],
-  // built first, has the plain model's node names: it evaluates and is what --export-model saves.
-  std::vector<Tower> towers;
-  const Node* step = nullptr;
-  const Node* init = nullptr;
-
-  Model(const Options& o, const train_cnn::Job& job, std::int64_t local_shards) : vars(o.seed) {
-    vars.reuse_variables(job.data_parallel());
-    for (std::int64_t k = 0; k < local_shards; ++k) towers.emplace_back(g, vars, o);
-    // The optimiser's slots and Adam's beta powers are variables too: checkpoints hold them.
-    // Evaluation needs neither them nor the gradients: --eval-only builds the model alone, so it
-    // restores the model's variables from a checkpoint of any optimiser.
-    if (!o.eval_only) {
-      OptimizerOptions options{.name = o.optimizer, .learning_rate = o.lr};
-      if (job.data_parallel()) {
-        std::vector<Output> losses;
-        for (const Tower& t : towers) losses.push_back(t.loss);
-        options.data_parallel = DataParallel{.group_size = job.size(), .shard_losses = std::move(losses)};
-      }
-      step = &minimize(g, towers[0].loss, vars, options);
-    }
-    init = &vars.initializer(g);
-  }
-
-  const Tower& main() const { return towers[0]; }
-  FeedMap feed(const ImageDataset& d) const { return {{main().images, d.images}, {main().labels, d.labels}}; }
-};
+using train_cnn::Model;  // not dagrad::Model, a loaded saved model
+using train_cnn::Steps;
+using train_cnn::Tower;
 
 // The device to run on, refused before anything slow (reading the dataset) happens.
 Device available_device(const std::string& name) {
@@ -146,95 +96,6 @@ std::pair<double, double> evaluate(Session& s, const Model& m, const ImageDatase
   }
   return {loss / static_cast<double>(data.size()), correct / static_cast<double>(data.size())};
 }
-
-// The training steps of an epoch: whole batches, the last one partial, on this process; or,
-// data-parallel, this process's micro-shards of each full global batch (the partial one cannot
-// be cut into equal shards: dropped). A data-parallel step keeps its shards' losses and
-// accuracies; fold() adds every process's, in (step, global shard) order, to the progress:
-// the same sums, bit for bit, at any process count.
-class Steps {
- public:
-  Steps(const Options& o, const train_cnn::Job& job, const std::optional<ShardPlan>& plan, std::int64_t train_images)
-      : job_(job), plan_(plan) {
-    batches_ = plan_ ? train_images / o.batch_size : BatchSampler(train_images, o.batch_size, o.seed).num_batches();
-    if (batches_ == 0) {
-      invalid_argument("--data-parallel: the ", train_images, " training images hold no full batch of ", o.batch_size,
-                       " (--batch-size)");
-    }
-  }
-
-  std::int64_t batches_per_epoch() const { return batches_; }
-
-  // One step on the global batch of `rows` of the training set.
-  void run(Session& session, const Model& m, const ImageDataset& train, const std::vector<std::int64_t>& rows,
-           Progress& p, Profiler* profiler) {
-    FeedMap feeds;
-    std::vector<Output> fetches;
-    for (std::size_t k = 0; k < m.towers.size(); ++k) {
-      const Tower& t = m.towers[k];
-      const ImageDataset part =
-          plan_ ? gather(train, shard_rows(rows, static_cast<std::int64_t>(k))) : gather(train, rows);
-      feeds[t.images] = part.images;
-      feeds[t.labels] = part.labels;
-      fetches.insert(fetches.end(), {t.loss, t.accuracy});
-    }
-    RunStats stats;
-    const auto out = session.run(feeds, fetches, {m.step}, &stats);
-    if (profiler != nullptr) profiler->add(stats.profile);
-    const auto rows_per_tower = static_cast<double>(plan_ ? plan_->shard_rows : static_cast<std::int64_t>(rows.size()));
-    for (std::size_t i = 0; i < out.size(); i += 2) {
-      const double loss = out[i].data<float>()[0], accuracy = out[i + 1].data<float>()[0];
-      if (plan_) {
-        kept_.insert(kept_.end(), {loss, accuracy});
-      } else {
-        p.loss_sum += loss * rows_per_tower;
-        p.correct += accuracy * rows_per_tower;
-      }
-      local_loss_sum_ += loss * rows_per_tower;
-      local_seen_ += rows_per_tower;
-    }
-    p.seen += static_cast<std::int64_t>(rows.size());
-  }
-
-  // Data-parallel: every process's kept numbers into `p` (a collective: every process calls it
-  // at the same points). Alone: nothing to do.
-  void fold(Progress& p) {
-    if (!plan_) return;
-    const std::vector<double> all = job_.all_gather(kept_);
-    const std::size_t per_process = kept_.size(), per_step = 2 * static_cast<std::size_t>(plan_->local_shards());
-    const auto rows = static_cast<double>(plan_->shard_rows);
-    for (std::size_t step = 0; step < per_process; step += per_step) {
-      for (std::size_t process = 0; process < static_cast<std::size_t>(job_.size()); ++process) {
-        for (std::size_t i = 0; i < per_step; i += 2) {
-          p.loss_sum += all[process * per_process + step + i] * rows;
-          p.correct += all[process * per_process + step + i + 1] * rows;
-        }
-      }
-    }
-    kept_.clear();
-  }
-
-  // The loss the progress bar shows: the epoch's so far; data-parallel, over this process's own
-  // rows since the epoch (or the run) began, which needs no collective.
-  double running_loss(const Progress& p) const {
-    if (!plan_) return p.loss_sum / static_cast<double>(p.seen);
-    return local_seen_ > 0 ? local_loss_sum_ / local_seen_ : 0.0;
-  }
-  void start_epoch() { local_loss_sum_ = local_seen_ = 0; }
-
- private:
-  // Rows of local shard k of the global batch `rows`.
-  std::vector<std::int64_t> shard_rows(const std::vector<std::int64_t>& rows, std::int64_t k) const {
-    const auto first = rows.begin() + plan_->first_row() + k * plan_->shard_rows;
-    return {first, first + plan_->shard_rows};
-  }
-
-  const train_cnn::Job& job_;
-  std::optional<ShardPlan> plan_;
-  std::int64_t batches_ = 0;
-  std::vector<double> kept_;  // (loss, accuracy) per step and local shard, since the last fold
-  double local_loss_sum_ = 0, local_seen_ = 0;
-};
 
 // Trains from `p` to the end of epoch `o.epochs`, checkpointing along the way. Data-parallel,
 // every process trains; only the reporting one evaluates, prints and writes files.
