@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "dagrad/backends/mpi/communicator.hpp"
+#include "dagrad/core/checked.hpp"
 #include "dagrad/core/error.hpp"
 
 namespace dagrad::mpi {
@@ -174,6 +175,28 @@ void broadcast_bytes(void* bytes, std::size_t count, const std::string& call) {
   std::memcpy(bytes, buffer.data(), count);
 }
 
+// Every process's `bytes` bytes at `mine`, in rank order (`processes` of them), through a buffer
+// of its own that a timed-out call leaves behind (abandon).
+std::vector<std::byte> all_gather_bytes(const void* mine, std::size_t bytes, int processes, const std::string& call) {
+  require_unbroken(call);
+  const int count = mpi_count(static_cast<std::int64_t>(bytes), call);
+  const std::size_t received = checked_bytes(static_cast<std::int64_t>(processes), bytes, call);
+  // The bytes received, then the ones sent: MPI may use both until the call completes.
+  std::vector<std::byte> buffer(received + bytes);
+  if (bytes > 0) std::memcpy(buffer.data() + received, mine, bytes);
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Iallgather(buffer.data() + received, count, MPI_BYTE, buffer.data(), count, MPI_BYTE, g_comm, &request),
+        call);
+  try {
+    wait_for(request, call);
+  } catch (...) {
+    abandon(std::move(buffer));
+    throw;
+  }
+  buffer.resize(received);
+  return buffer;
+}
+
 }  // namespace
 
 void World::broadcast_variables(Session& session, const layers::VariableSet& vars) const {
@@ -187,25 +210,34 @@ void World::broadcast_variables(Session& session, const layers::VariableSet& var
 }
 
 std::vector<std::uint64_t> World::all_gather(std::uint64_t value) const {
-  const std::string call = "MPI_Iallgather";
-  require_unbroken(call);
-  // The values received, then the one sent: MPI may use both until the call completes.
-  const std::size_t count = static_cast<std::size_t>(size_);
-  std::vector<std::byte> buffer((count + 1) * sizeof value);
-  std::memcpy(buffer.data() + count * sizeof value, &value, sizeof value);
-  MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Iallgather(buffer.data() + count * sizeof value, 1, MPI_UINT64_T, buffer.data(), 1, MPI_UINT64_T, g_comm,
-                       &request),
-        call);
-  try {
-    wait_for(request, call);
-  } catch (...) {
-    abandon(std::move(buffer));
-    throw;
-  }
-  std::vector<std::uint64_t> values(count);
-  std::memcpy(values.data(), buffer.data(), count * sizeof value);
+  const std::vector<std::byte> all = all_gather_bytes(&value, sizeof value, size_, "MPI_Iallgather");
+  std::vector<std::uint64_t> values(static_cast<std::size_t>(size_));
+  std::memcpy(values.data(), all.data(), all.size());
   return values;
+}
+
+std::vector<double> World::all_gather(const std::vector<double>& values) const {
+  const std::vector<std::uint64_t> counts = all_gather(static_cast<std::uint64_t>(values.size()));
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    if (counts[r] != counts[0]) {
+      fail(Code::InvalidArgument, "mpi::World::all_gather: rank ", r, " gives ", counts[r], " values but rank 0 gives ",
+           counts[0], "; every rank must give as many");
+    }
+  }
+  const std::size_t bytes = checked_bytes(static_cast<std::int64_t>(values.size()), sizeof(double), "all_gather");
+  const std::vector<std::byte> all = all_gather_bytes(values.data(), bytes, size_, "MPI_Iallgather of doubles");
+  std::vector<double> out(values.size() * counts.size());
+  std::memcpy(out.data(), all.data(), all.size());
+  return out;
+}
+
+std::string World::broadcast(const std::string& bytes) const {
+  std::uint64_t size = bytes.size();
+  broadcast_bytes(&size, sizeof size, "MPI_Ibcast of a size");
+  mpi_count(static_cast<std::int64_t>(size), "mpi::World::broadcast");  // refuses sizes MPI cannot send
+  std::string out = rank_ == 0 ? bytes : std::string(static_cast<std::size_t>(size), '\0');
+  broadcast_bytes(out.data(), out.size(), "MPI_Ibcast of bytes");
+  return out;
 }
 
 void World::barrier() const {

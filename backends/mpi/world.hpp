@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dagrad/core/session.hpp"
@@ -38,6 +39,11 @@ class World {
   void broadcast_variables(Session& session, const layers::VariableSet& vars) const;
   // `value` from every process, in rank order.
   std::vector<std::uint64_t> all_gather(std::uint64_t value) const;
+  // Every process's `values`, concatenated in rank order. Each process gives as many values as
+  // process 0; InvalidArgument naming the counts otherwise (on every process).
+  std::vector<double> all_gather(const std::vector<double>& values) const;
+  // Process 0's `bytes`, on every process (each process's own `bytes` is ignored but by 0).
+  std::string broadcast(const std::string& bytes) const;
   void barrier() const;
 
  private:

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "job.hpp"
 #include "metrics.hpp"
 #include "progress.hpp"
 
@@ -38,6 +39,12 @@ CLI::Validator positive_finite() {
         return {};
       },
       "positive");
+}
+
+// A usage error found after parsing: the same "error:" line and hint as CLI11's.
+int usage_error(const std::string& message) {
+  std::cerr << "error: " << message << "\nusage: train_cnn [OPTIONS] (train_cnn --help lists them)\n";
+  return 2;
 }
 
 }  // namespace
@@ -96,6 +103,18 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
             return metrics_format(path) ? std::string() : str("must end in .csv or .json, got '", path, "'");
           },
           "FILE.csv|FILE.json"));
+  auto* data_parallel = app.add_flag("--data-parallel", o.data_parallel,
+                                     "train on every process of an MPI job (mpirun -np N train_cnn --data-parallel; "
+                                     "without mpirun a job of one): each trains S/N of the S micro-shards of every "
+                                     "batch, and any N gives the same bits (the last partial batch of an epoch is "
+                                     "dropped); only process 0 prints and writes files");
+  data_parallel->excludes("--eval-only");
+  app.add_option("--shards", o.shards,
+                 "with --data-parallel: micro-shards of each batch, whatever the process count N (N must divide "
+                 "it, and it must divide --batch-size)")
+      ->check(integer_in<std::int64_t>(1, 1'000'000))
+      ->needs(data_parallel)
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -107,9 +126,14 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
     return 2;
   }
   if (o.eval_only && o.load.empty() && o.resume.empty()) {
-    std::cerr << "error: --eval-only needs --load DIR or --resume DIR\nusage: train_cnn [OPTIONS] (train_cnn --help "
-                 "lists them)\n";
-    return 2;
+    return usage_error("--eval-only needs --load DIR or --resume DIR");
+  }
+  if (o.data_parallel && !built_with_mpi()) {
+    return usage_error("--data-parallel: this train_cnn was built without MPI (Debian: libopenmpi-dev)");
+  }
+  if (o.data_parallel && o.batch_size % o.shards != 0) {
+    return usage_error(str("--shards: the global batch of ", o.batch_size, " rows (--batch-size) does not split into ",
+                           o.shards, " micro-shards of equal size"));
   }
   return std::nullopt;
 }

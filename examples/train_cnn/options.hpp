@@ -29,6 +29,10 @@ struct Options {
   std::string precision = "float32";
   bool quiet = false;   // no progress, no per-epoch lines: the final result and errors only
   std::string metrics;  // per-epoch metrics as FILE.csv or FILE.json ('' for none)
+  // Data-parallel training (an MPI job, `mpirun -np N train_cnn --data-parallel`): each global
+  // batch of batch_size rows is cut into `shards` micro-shards whatever N, N dividing `shards`.
+  bool data_parallel = false;
+  std::int64_t shards = 4;
 };
 
 // Parses the command line into `options`. Returns nothing to go on, or the status to exit with:

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 #include <dagrad/core/error.hpp>
 
@@ -25,7 +26,10 @@ std::string shortest(double v) {
 
 std::string exact_list(const std::vector<double>& values) {
   std::string text;
-  for (double v : values) text += (text.empty() ? "" : ",") + exact(v);
+  for (double v : values) {
+    if (!text.empty()) text += ',';
+    text += exact(v);  // not `"," + exact(v)`, over which GCC 12 warns (-Wrestrict, a false alarm)
+  }
   return text;
 }
 
@@ -86,6 +90,14 @@ class MetadataReader {
   const std::string& dir_;
 };
 
+// Only data-parallel runs record it (checkpoints of ordinary runs predate it).
+const std::string kShardsKey = "train_cnn/shards";
+
+// How a shard count reads in a message: "--data-parallel --shards 4", or not data-parallel.
+std::string shards_setting(std::int64_t shards) {
+  return shards > 0 ? "--data-parallel --shards " + std::to_string(shards) : "no --data-parallel";
+}
+
 struct SettingEntry {
   std::string key, option, value;
 };
@@ -122,6 +134,7 @@ dagrad::CheckpointInfo checkpoint_info(const Progress& p, const RunSettings& set
   m["train_cnn/test_loss"] = exact_list(p.test_loss);
   m["train_cnn/test_accuracy"] = exact_list(p.test_accuracy);
   for (const SettingEntry& e : setting_entries(settings)) m[e.key] = e.value;
+  if (settings.shards > 0) m[kShardsKey] = std::to_string(settings.shards);
   return info;
 }
 
@@ -129,6 +142,13 @@ Progress progress_from_checkpoint(const dagrad::CheckpointInfo& info, const RunS
                                   std::int64_t batches_per_epoch, const std::string& dir) {
   const MetadataReader r(info, dir);
   for (const SettingEntry& e : setting_entries(settings)) r.same(e.option, e.key, e.value);
+  const std::int64_t saved_shards =
+      info.metadata.count(kShardsKey) != 0 ? r.integer(kShardsKey, 1, std::numeric_limits<std::int64_t>::max()) : 0;
+  if (saved_shards != settings.shards) {
+    dagrad::invalid_argument("checkpoint '", dir, "' was trained with ", shards_setting(saved_shards),
+                             " but this run has ", shards_setting(settings.shards),
+                             "; resume with the same micro-shards (another count of processes is fine)");
+  }
   Progress p;
   p.step = info.step;
   p.epoch = r.integer("train_cnn/epoch", 0, INT32_MAX);
@@ -148,6 +168,38 @@ Progress progress_from_checkpoint(const dagrad::CheckpointInfo& info, const RunS
                              " epochs of curves for ", p.epoch, " finished epochs");
   }
   return p;
+}
+
+// Length-prefixed fields: "<bytes>:<text>" for the step, then each key and its value.
+std::string encode_checkpoint_info(const dagrad::CheckpointInfo& info) {
+  std::string bytes;
+  auto field = [&](const std::string& text) { bytes += std::to_string(text.size()) + ":" + text; };
+  field(std::to_string(info.step));
+  for (const auto& [key, value] : info.metadata) field(key), field(value);
+  return bytes;
+}
+
+dagrad::CheckpointInfo decode_checkpoint_info(const std::string& bytes) {
+  std::size_t at = 0;
+  auto field = [&] {
+    const std::size_t colon = bytes.find(':', at);
+    std::size_t size = 0;
+    const auto [end, error] = std::from_chars(bytes.data() + at, bytes.data() + std::min(colon, bytes.size()), size);
+    if (colon == std::string::npos || error != std::errc() || end != bytes.data() + colon ||
+        size > bytes.size() - colon - 1) {
+      dagrad::fail(dagrad::Code::Internal, "train_cnn: malformed checkpoint info received at byte ", at);
+    }
+    at = colon + 1 + size;
+    return bytes.substr(colon + 1, size);
+  };
+  dagrad::CheckpointInfo info;
+  const std::string step = field();
+  info.step = std::stoll(step);
+  while (at < bytes.size()) {
+    std::string key = field();
+    info.metadata[std::move(key)] = field();
+  }
+  return info;
 }
 
 }  // namespace train_cnn

@@ -19,6 +19,9 @@ struct RunSettings {
   std::uint64_t seed = 0;
   std::int64_t train_images = 0;
   std::string precision = "float32";
+  // --data-parallel's micro-shards per batch (0: not data-parallel). Other shard counts sum other
+  // partial gradients, so they give other bits; another process count gives the same.
+  std::int64_t shards = 0;
 };
 
 struct Progress {
@@ -37,5 +40,10 @@ dagrad::CheckpointInfo checkpoint_info(const Progress& progress, const RunSettin
 // when the metadata is missing or malformed, or was saved under other settings.
 Progress progress_from_checkpoint(const dagrad::CheckpointInfo& info, const RunSettings& settings,
                                   std::int64_t batches_per_epoch, const std::string& dir);
+
+// A checkpoint's info as bytes and back, for sending it from the process that read the checkpoint
+// to the others of a data-parallel job (which need not see its directory).
+std::string encode_checkpoint_info(const dagrad::CheckpointInfo& info);
+dagrad::CheckpointInfo decode_checkpoint_info(const std::string& bytes);
 
 }  // namespace train_cnn

@@ -53,6 +53,23 @@ TEST_CASE("train_cnn: out-of-range options are usage errors with readable ranges
   CHECK_THAT(help.out, Contains("--save-every") && Contains("--resume"));
 }
 
+TEST_CASE("train_cnn: --data-parallel's usage errors name the values", "[examples]") {
+  ExampleDir dir("data_parallel_options");
+  check_usage_error(train_cnn({"--shards", "2"}, dir), "--shards requires --data-parallel");
+#ifdef DAGRAD_TRAIN_CNN_MPI
+  check_usage_error(train_cnn({"--data-parallel", "--batch-size", "30", "--shards", "4"}, dir),
+                    "--shards: the global batch of 30 rows (--batch-size) does not split into 4 micro-shards of "
+                    "equal size");
+  check_usage_error(train_cnn({"--data-parallel", "--shards", "0"}, dir), "--shards: must be between 1 and 1000000");
+  check_usage_error(train_cnn({"--data-parallel", "--eval-only", "--load", "x"}, dir),
+                    "--eval-only excludes --data-parallel");
+  const Result help = train_cnn({"--help"}, dir);
+  CHECK_THAT(help.out, Contains("--data-parallel") && Contains("--shards"));
+#else
+  check_usage_error(train_cnn({"--data-parallel"}, dir), "--data-parallel: this train_cnn was built without MPI");
+#endif
+}
+
 TEST_CASE("train_cnn: an empty, missing or wrongly sized dataset is an error naming it", "[examples]") {
   ExampleDir dir("empty_dataset");
   write_idx_split(dir.path, "train", 0, 1);
