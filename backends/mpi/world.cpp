@@ -157,6 +157,16 @@ void World::set_timeout_seconds(double seconds) {
 
 namespace {
 
+// Waits for `request`; if that fails, MPI may still use `buffer`, which is left behind (abandon).
+void wait_or_abandon(MPI_Request& request, const std::string& call, std::vector<std::byte>& buffer) {
+  try {
+    wait_for(request, call);
+  } catch (...) {
+    abandon(std::move(buffer));
+    throw;
+  }
+}
+
 // MPI_Ibcast of `bytes` from process 0 into every process's `bytes`, through a buffer of its own
 // that a timed-out broadcast leaves behind (abandon).
 void broadcast_bytes(void* bytes, std::size_t count, const std::string& call) {
@@ -166,12 +176,7 @@ void broadcast_bytes(void* bytes, std::size_t count, const std::string& call) {
   MPI_Request request = MPI_REQUEST_NULL;
   check(MPI_Ibcast(buffer.data(), mpi_count(static_cast<std::int64_t>(count), call), MPI_BYTE, 0, g_comm, &request),
         call);
-  try {
-    wait_for(request, call);
-  } catch (...) {
-    abandon(std::move(buffer));
-    throw;
-  }
+  wait_or_abandon(request, call, buffer);
   std::memcpy(bytes, buffer.data(), count);
 }
 
@@ -187,12 +192,7 @@ std::vector<std::byte> all_gather_bytes(const void* mine, std::size_t bytes, int
   MPI_Request request = MPI_REQUEST_NULL;
   check(MPI_Iallgather(buffer.data() + received, count, MPI_BYTE, buffer.data(), count, MPI_BYTE, g_comm, &request),
         call);
-  try {
-    wait_for(request, call);
-  } catch (...) {
-    abandon(std::move(buffer));
-    throw;
-  }
+  wait_or_abandon(request, call, buffer);
   buffer.resize(received);
   return buffer;
 }

@@ -291,8 +291,10 @@ int speed(const mpi::World& world, const Args& a) {
   if (world.rank() == 0) {
     std::cout << (a.plain ? "plain" : "data-parallel") << " batch " << a.batch << ", " << world.size()
               << " processes x " << (a.threads > 0 ? a.threads : num_threads()) << " threads"
-              << (a.plain ? "" : ", " + std::to_string(a.shards) + " micro-shards") << ": "
-              << static_cast<double>(a.batch * a.steps) / seconds << " images/s";
+              << (a.plain ? ""
+                          : ", " + std::to_string(a.shards) + " micro-shards, " +
+                                (a.pack > 0 ? "packs of " + std::to_string(a.pack) + " bytes" : "one pack"))
+              << ": " << static_cast<double>(a.batch * a.steps) / seconds << " images/s";
     if (!a.plain) {
       std::cout << "; share of a step in the first collective (with the wait) / the others, by process:";
       for (int r = 0; r < world.size(); ++r) {
