@@ -172,12 +172,12 @@ void wait_or_abandon(MPI_Request& request, const std::string& call, std::vector<
 void broadcast_bytes(void* bytes, std::size_t count, const std::string& call) {
   require_unbroken(call);
   std::vector<std::byte> buffer(count);
-  std::memcpy(buffer.data(), bytes, count);
+  if (count > 0) std::memcpy(buffer.data(), bytes, count);  // memcpy takes no null pointer, even for 0 bytes
   MPI_Request request = MPI_REQUEST_NULL;
   check(MPI_Ibcast(buffer.data(), mpi_count(static_cast<std::int64_t>(count), call), MPI_BYTE, 0, g_comm, &request),
         call);
   wait_or_abandon(request, call, buffer);
-  std::memcpy(bytes, buffer.data(), count);
+  if (count > 0) std::memcpy(bytes, buffer.data(), count);
 }
 
 // Every process's `bytes` bytes at `mine`, in rank order (`processes` of them), through a buffer
@@ -227,7 +227,7 @@ std::vector<double> World::all_gather(const std::vector<double>& values) const {
   const std::size_t bytes = checked_bytes(static_cast<std::int64_t>(values.size()), sizeof(double), "all_gather");
   const std::vector<std::byte> all = all_gather_bytes(values.data(), bytes, size_, "MPI_Iallgather of doubles");
   std::vector<double> out(values.size() * counts.size());
-  std::memcpy(out.data(), all.data(), all.size());
+  if (!all.empty()) std::memcpy(out.data(), all.data(), all.size());  // no null pointers to memcpy
   return out;
 }
 
