@@ -6,7 +6,7 @@
 // shard order (ops/shard_reduction.hpp), and the folded slices are gathered into every process
 // (MPI_Iallgatherv). MPI's own reductions are not used: their order is the implementation's and
 // changes with N. Each process sends (L + 1) * n * (N - 1) / N elements, a ring all-reduce's
-// 2n(N - 1)/N at one shard per process, and holds at most (3L + 3) * n in buffers. On a CUDA
+// 2n(N - 1)/N at one shard per process, and holds at most (2L + 2) * n in buffers. On a CUDA
 // device the shards are staged through host memory.
 #include <algorithm>
 #include <mutex>
@@ -35,7 +35,7 @@ constexpr int kPriority = 20;  // above the reference kernel (which serves a gro
 // sessions run from several threads too.
 template <class T>
 struct Workspace {
-  std::vector<T> packed, send, received, folded, gathered;
+  std::vector<T> send, received, folded, gathered;
   std::vector<int> begin, length, send_counts, send_offsets, receive_counts, receive_offsets;
 };
 std::mutex g_serialized;
@@ -59,10 +59,11 @@ std::vector<int>& zeros(std::vector<int>& v, std::int64_t n) {
   return v;
 }
 
-// The fold of the group's shards, each `size` elements (`shard(k)`: local shard k, host memory):
-// a pointer into `ws` valid until the next call.
-template <class T, class ShardFn>
-const T* reduce_on_host(const KernelContext& c, Workspace<T>& ws, ShardFn shard, std::int64_t local,
+// The fold of the group's shards, each `size` elements (`copy_part(k, first, count, to)` copies
+// elements [first, first + count) of local shard k to `to`): a pointer into `ws` valid until the
+// next call.
+template <class T, class CopyPartFn>
+const T* reduce_on_host(const KernelContext& c, Workspace<T>& ws, CopyPartFn copy_part, std::int64_t local,
                         std::int64_t size) {
   const World& w = world();
   const auto group_size = c.attr<std::int64_t>("group_size");
@@ -73,11 +74,13 @@ const T* reduce_on_host(const KernelContext& c, Workspace<T>& ws, ShardFn shard,
   const ops::MergeOp merge = ops::merge_op_from_name(c.attr<std::string>("merge_op"));
   const bool divide = c.attr<std::string>("final_op") == "Div";
   T* gathered = at_least(ws.gathered, size);
-  if (group_size == 1) {  // nothing to exchange: the fold of the local shards
-    ops::fold_shards_in_order<T>(shard, local, size, merge, divide, gathered);
+  const std::int64_t send_count = checked_mul(local, size, "CollectiveReduceShards: local shard elements");
+  T* send = at_least(ws.send, send_count);
+  if (group_size == 1) {  // nothing to exchange: the fold of the local shards, laid end to end
+    for (std::int64_t k = 0; k < local; ++k) copy_part(k, 0, size, send + k * size);
+    ops::fold_shards_in_order<T>([&](std::int64_t k) { return send + k * size; }, local, size, merge, divide, gathered);
     return gathered;
   }
-  const std::int64_t send_count = checked_mul(local, size, "CollectiveReduceShards: local shard elements");
   mpi_count(send_count, "CollectiveReduceShards");  // every count and offset below is at most this
   const std::string node = " (CollectiveReduceShards '" + std::string(c.node_name()) + "')";
   // Slice d of the tensors: [begin[d], begin[d] + length[d]).
@@ -88,15 +91,14 @@ const T* reduce_on_host(const KernelContext& c, Workspace<T>& ws, ShardFn shard,
     length[d] = static_cast<int>(size / group_size + (d < size % group_size ? 1 : 0));
   }
   // To owner d: this process's shards' parts of slice d, shard after shard.
-  T* send = at_least(ws.send, send_count);
   auto& send_counts = zeros(ws.send_counts, group_size);
   auto& send_offsets = zeros(ws.send_offsets, group_size);
   for (std::int64_t d = 0, at = 0; d < group_size; ++d) {
     send_offsets[d] = static_cast<int>(at);
     send_counts[d] = mpi_count(local * length[d], "CollectiveReduceShards");
     for (std::int64_t k = 0; k < local; ++k) {
-      const T* part = shard(k) + begin[d];
-      at = std::copy(part, part + length[d], send + at) - send;
+      copy_part(k, begin[d], length[d], send + at);
+      at += length[d];
     }
   }
   // From process q: its shards' parts of my slice, i.e. global shards q * local ... in order.
@@ -144,31 +146,28 @@ void collective(KernelContext& c, InputFn input, WriteFn write) {
   }
   const std::int64_t size = offset[tensors];
   const std::int64_t shard_elements = checked_mul(local, size, "CollectiveReduceShards: local shard elements");
-  // packed, send, received (about L * n each), folded and gathered (at most n each)
-  const std::int64_t workspace_count =
-      checked_add(checked_mul(shard_elements, 3, "CollectiveReduceShards workspace"),
-                  checked_mul(size, 2, "CollectiveReduceShards workspace"), "CollectiveReduceShards workspace");
+  // send, received (about L * n each), folded and gathered (at most n each)
+  const std::int64_t workspace_count = checked_mul(
+      checked_add(shard_elements, size, "CollectiveReduceShards workspace"), 2, "CollectiveReduceShards workspace");
   const std::size_t bytes = checked_bytes(workspace_count, sizeof(T), "CollectiveReduceShards workspace");
   if (bytes > static_cast<std::size_t>(memory_limit())) {
     fail(Code::ResourceExhausted, "CollectiveReduceShards: a workspace of ", bytes,
          " bytes exceeds the memory limit of ", memory_limit());
   }
-  const std::lock_guard<std::mutex> lock(g_serialized);
-  Workspace<T>& ws = workspace<T>();
-  // One tensor a shard is read where it is; several are packed end to end, shard after shard.
-  const T* packed = nullptr;
-  if (tensors > 1) {
-    T* to = at_least(ws.packed, shard_elements);
-    for (std::int64_t k = 0; k < local; ++k) {
-      for (int t = 0; t < tensors; ++t) {
-        const T* from = input(static_cast<int>(k * tensors + t));
-        std::copy(from, from + (offset[t + 1] - offset[t]), to + k * size + offset[t]);
-      }
+  // Elements [first, first + count) of shard k's tensors laid end to end, copied to `to` straight
+  // from the inputs (the tensors are never packed on their own).
+  const auto copy_part = [&](std::int64_t k, std::int64_t first, std::int64_t count, T* to) {
+    auto t = std::upper_bound(offset.begin(), offset.end(), first) - offset.begin() - 1;
+    for (; count > 0; ++t) {  // tensor t holds element `first` (empty tensors are passed over)
+      const std::int64_t n = std::min(count, offset[t + 1] - first);
+      const T* from = input(static_cast<int>(k * tensors + t)) + (first - offset[t]);
+      to = std::copy(from, from + n, to);
+      first += n;
+      count -= n;
     }
-    packed = to;
-  }
-  const auto shard = [&](std::int64_t k) { return packed ? packed + k * size : input(static_cast<int>(k)); };
-  const T* result = reduce_on_host<T>(c, ws, shard, local, size);
+  };
+  const std::lock_guard<std::mutex> lock(g_serialized);
+  const T* result = reduce_on_host<T>(c, workspace<T>(), copy_part, local, size);
   for (int t = 0; t < tensors; ++t) write(t, result + offset[t]);
 }
 

@@ -165,6 +165,8 @@ int train(const mpi::World& world, const Args& a) {
 
 // Each process gives 2 shards of [3, 5]; every process folds all of them here (the reference)
 // and compares with the collective's result, bit for bit, for every merge and final op.
+void check_fused(const mpi::World& world);
+
 int check_op(const mpi::World& world) {
   constexpr int kLocal = 2;
   for (const char* merge : {"Add", "Mul", "Min", "Max"}) {
@@ -194,8 +196,40 @@ int check_op(const mpi::World& world) {
       }
     }
   }
+  check_fused(world);
   if (world.rank() == 0) std::cout << "CollectiveReduceShards matches the fold on " << world.size() << " processes\n";
   return kExitSuccess;
+}
+
+// Each process gives 2 shards of four tensors, an empty one among them (the gradients fused into
+// one exchange, whose slices cut across tensors): each output must be the reference's fold of
+// that tensor over every process's shards, bit for bit.
+void check_fused(const mpi::World& world) {
+  constexpr int kLocal = 2;
+  const std::vector<Shape> shapes = {Shape{3, 5}, Shape{0}, Shape{7}, Shape{}};
+  const auto tensor = [&](int rank, int k, std::size_t t) { return seeded(shapes[t], 100 * rank + 10 * k + t); };
+  Graph g;
+  std::vector<std::vector<Output>> shards(kLocal);
+  for (int k = 0; k < kLocal; ++k) {
+    for (std::size_t t = 0; t < shapes.size(); ++t) shards[k].push_back(ops::constant(g, tensor(world.rank(), k, t)));
+  }
+  const std::vector<Output> reduced =
+      ops::collective_reduce_shards(g, shards, {.group_size = world.size(), .final_op = "Div"});
+  const std::vector<Tensor> got = Session(g).run({}, reduced);
+  for (std::size_t t = 0; t < shapes.size(); ++t) {
+    std::vector<Tensor> all;
+    for (int r = 0; r < world.size(); ++r) {
+      for (int k = 0; k < kLocal; ++k) all.push_back(tensor(r, k, t));
+    }
+    const Tensor want =
+        run_op("CollectiveReduceShards", all, {{"group_size", std::int64_t{1}}, {"final_op", std::string("Div")}},
+               {.backend = "reference"})
+            .front();
+    if (got[t].shape() != want.shape() || std::memcmp(got[t].raw_data(), want.raw_data(), want.nbytes()) != 0) {
+      throw std::runtime_error("fused CollectiveReduceShards: tensor " + std::to_string(t) +
+                               " differs from the fold of every shard");
+    }
+  }
 }
 
 // Each process gives 2 shards of [3, 5] on cuda:0 (host memory posing as a device, without a
