@@ -118,10 +118,10 @@ std::vector<Tensor> execute_kernel(const KernelCall& call, std::vector<Tensor> i
     if (!s.is_fully_defined()) fail(Code::Internal, def.name, ": output shape ", s.to_string(), " unknown at run time");
   }
   auto& outputs = context.outputs();
-  const auto output_args = flat_output_args(def, *call.attrs);
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& out = outputs[i];
-    if (!out.defined() && output_args.at(i)->is_ref) continue;  // an uninitialised variable
+    // An uninitialised variable; the schema is looked up only then, off the path of every call.
+    if (!out.defined() && flat_output_args(def, *call.attrs).at(i)->is_ref) continue;
     if (!out.defined()) fail(Code::Internal, def.name, ": kernel ", call.kernel->backend, " left output ", i, " unset");
     if (out.dtype() != (*call.output_dtypes)[i] || out.shape() != out_shapes[i]) {
       fail(Code::Internal, def.name, ": kernel ", call.kernel->backend, " produced ", dtype_name(out.dtype()), " ",

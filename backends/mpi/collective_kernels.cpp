@@ -61,10 +61,10 @@ std::vector<int>& zeros(std::vector<int>& v, std::int64_t n) {
 
 // The fold of the group's shards, each `size` elements (`copy_part(k, first, count, to)` copies
 // elements [first, first + count) of local shard k to `to`): a pointer into `ws` valid until the
-// next call.
+// next call. `node` names the call's node in MPI errors.
 template <class T, class CopyPartFn>
-const T* reduce_on_host(const KernelContext& c, Workspace<T>& ws, CopyPartFn copy_part, std::int64_t local,
-                        std::int64_t size) {
+const T* reduce_on_host(const KernelContext& c, const std::string& node, Workspace<T>& ws, CopyPartFn copy_part,
+                        std::int64_t local, std::int64_t size) {
   const World& w = world();
   const auto group_size = c.attr<std::int64_t>("group_size");
   if (group_size != w.size()) {
@@ -82,7 +82,6 @@ const T* reduce_on_host(const KernelContext& c, Workspace<T>& ws, CopyPartFn cop
     return gathered;
   }
   mpi_count(send_count, "CollectiveReduceShards");  // every count and offset below is at most this
-  const std::string node = " (CollectiveReduceShards '" + std::string(c.node_name()) + "')";
   // Slice d of the tensors: [begin[d], begin[d] + length[d]).
   auto& begin = zeros(ws.begin, group_size);
   auto& length = zeros(ws.length, group_size);
@@ -167,7 +166,7 @@ void collective(KernelContext& c, InputFn input, WriteFn write) {
     }
   };
   const std::lock_guard<std::mutex> lock(g_serialized);
-  const T* result = reduce_on_host<T>(c, workspace<T>(), copy_part, local, size);
+  const T* result = reduce_on_host<T>(c, node, workspace<T>(), copy_part, local, size);
   for (int t = 0; t < tensors; ++t) write(t, result + offset[t]);
 }
 
