@@ -9,6 +9,8 @@ inline constexpr int kMaxRows = 8;
 inline constexpr int kMaxTaps = 64;
 // Grid tiles (few columns, registers to spare) hold at most kMaxGridRows rows.
 inline constexpr int kMaxGridRows = 12;
+// Winograd tile transforms take at most kMaxTransform x kMaxTransform tiles.
+inline constexpr int kMaxTransform = 6;
 
 struct MicroKernels {
   int vector_width;  // floats per vector register
@@ -27,6 +29,14 @@ struct MicroKernels {
   void (*grid)(int mr, long long n, const float* x, const long long* off, long long sx, long long rs, long long cols,
                long long nrows, const float* y, long long sy, float* d, long long ldd, bool accumulate);
   int (*grid_max_rows)(long long n);
+  // out[i*nj + j][0:n] = sum_{a<na} sum_{b<nb} L[i*na + a] * in[a*nb + b][0:n] * R[j*nb + b]: the
+  // two-sided tile transform L X R^T of Winograd's algorithm for n channels side by side; sizes at
+  // most kMaxTransform, a null `in` pointer reads zeros. Every product is formed, zeros included.
+  void (*transform)(int ni, int nj, int na, int nb, const float* L, const float* R, const float* const* in,
+                    float* const* out, long long n);
+  // transform's input side for the 6 x 6 tiles of winograd_matrices.hpp, L = R = BT, with BT's
+  // zeros and units skipped (16 operations a row instead of 36): out[i*6 + j] = (BT X B)[i][j].
+  void (*winograd_input)(const float* const* in, float* const* out, long long n);
 };
 
 // The best set this CPU supports (checked once).

@@ -84,7 +84,8 @@ std::string_view run_path(ConvOp op, std::string_view op_name, const Conv2DGeome
         break;
     }
     path.kernel<T>()(g, a, b, out);
-    if (path.finite == FiniteRule::RerunIfNonFinite && !all_finite(out, n.filter)) return run_generic();
+    const i64 out_size = op == ConvOp::Forward ? n.output : op == ConvOp::BackpropInput ? n.input : n.filter;
+    if (path.finite == FiniteRule::RerunIfNonFinite && !all_finite(out, out_size)) return run_generic();
   }
   return path.name;
 }

@@ -60,6 +60,13 @@ void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, c
 // The float32 filter gradient (NHWC or NCHW) of small-channel layers (groups = 1, KH * KW * C <= 160) on
 // zero-padded input strips (filter_strips.cpp); conv2d_backprop_filter_fast otherwise.
 bool conv2d_filter_strips_apply(const ops::Conv2DGeometry& g);
+// The three ops by Winograd's minimal filtering on 6 x 6 tiles (winograd.cpp): float32 NHWC,
+// stride 1, no dilation, groups = 1, 3 to 5 taps a side, at least 16 channels and filters. Fewer
+// multiplications (2.8 to 4 times), other roundings: within the reference's float32 tolerance.
+bool conv2d_winograd_applies(const ops::Conv2DGeometry& g);
+void conv2d_forward_winograd(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
+void conv2d_backprop_input_winograd(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
+void conv2d_backprop_filter_winograd(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 // half and bfloat16 are widened block by block, with the float32 path's bits before the one rounding.
 template <class T>
 void conv2d_backprop_filter_strips(const ops::Conv2DGeometry& g, const T* x, const T* dy, T* df);

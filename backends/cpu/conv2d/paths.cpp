@@ -111,6 +111,10 @@ bool nchw_slabs_row(const Conv2DGeometry& g) {
   const auto first = std::find_if(rows.begin(), rows.end() - 1, [&](const ConvPath& row) { return row.applies(nhwc); });
   return first != rows.end() - 1 && first->name != "col2im";
 }
+template <ConvOp op>
+bool winograd_row(const Conv2DGeometry& g) {
+  return bounded<op>(g) && conv2d_winograd_applies(g);
+}
 bool always(const Conv2DGeometry&) { return true; }
 
 // A float32 kernel of op run on T inputs a, b: in place for float32, else widened (workspace: the
@@ -153,6 +157,7 @@ constexpr ConvPath kForward[] = {
     // First layers. half and bfloat16: x widened once, y narrowed row by row (no float32 copy of y).
     {"strips", forward_strips_row, FiniteRule::FilterIfPadded, conv2d_forward_strips<half>,
      conv2d_forward_strips<bfloat16>, conv2d_forward_strips<float>},
+    float_row<kF, conv2d_forward_winograd>("winograd", winograd_row<kF>, FiniteRule::RerunIfNonFinite),
     float_row<kF, conv2d_forward_fast>("nhwc_fast", nhwc_fast_row<kF>, FiniteRule::FilterIfPadded),
     // NCHW. Pointwise: no padding, and its column tails run single floats: no finite rule.
     pointwise_row<kF, conv2d_forward_nchw_pointwise>(),
@@ -169,6 +174,7 @@ constexpr ConvPath kBackpropInput[] = {
     {"bf16_native", bf16_native_row<kI>, FiniteRule::FilterIfMissed, nullptr, conv2d_backprop_input_bf16},
     // First layers; only real terms are added, so no finite rule.
     float_row<kI, conv2d_backprop_input_col2im>("col2im", input_col2im_row, FiniteRule::None),
+    float_row<kI, conv2d_backprop_input_winograd>("winograd", winograd_row<kI>, FiniteRule::RerunIfNonFinite),
     float_row<kI, conv2d_backprop_input_fast>("nhwc_fast", nhwc_fast_row<kI>, FiniteRule::FilterIfMissed),
     pointwise_row<kI, conv2d_backprop_input_nchw_pointwise>(),
     {"nchw_slabs", nchw_slabs_row<kI>, FiniteRule::None, conv2d_backprop_input_nchw_slabs<half>,
@@ -184,6 +190,7 @@ constexpr ConvPath kBackpropFilter[] = {
     // First layers. half and bfloat16 widen block by block as they copy: no whole-tensor copies.
     {"strips", filter_strips_row, FiniteRule::RerunIfNonFinite, conv2d_backprop_filter_strips<half>,
      conv2d_backprop_filter_strips<bfloat16>, conv2d_backprop_filter_strips<float>},
+    float_row<kW, conv2d_backprop_filter_winograd>("winograd", winograd_row<kW>, FiniteRule::RerunIfNonFinite),
     float_row<kW, conv2d_backprop_filter_fast>("nhwc_fast", filter_nhwc_row, FiniteRule::RerunIfNonFinite),
     // NCHW on the NHWC rows; bfloat16 in one slab of the whole batch, on its native kernels.
     {"nchw_slabs", nchw_slabs_row<kW>, FiniteRule::RerunIfNonFinite,

@@ -25,7 +25,7 @@ enum class FiniteRule {
   None,              // meets no such zeros: skips the padding taps itself, or is the generic path
   FilterIfPadded,    // Conv2D: a padded call whose filter holds Inf or NaN runs the generic path
   FilterIfMissed,    // input gradient: so does one where some input position reaches no output
-  RerunIfNonFinite,  // filter gradient: a non-finite result is computed again on the generic path
+  RerunIfNonFinite,  // filter gradient, winograd: a non-finite result is computed again on the generic path
 };
 
 // A kernel on the op's two inputs in order (x, f / f, dy / x, dy), writing its output.

@@ -190,19 +190,22 @@ TEST_CASE("forcing a cpu conv path runs that path's kernel", "[cpu][conv][paths]
       return a.num_elements() == static_cast<i64>(b.size()) &&
              std::memcmp(a.data<float>(), b.data(), b.size() * sizeof(float)) == 0;
     };
-    std::vector<float> fast(static_cast<std::size_t>(output_shape(g).num_elements())), generic(fast.size());
+    std::vector<float> fast(static_cast<std::size_t>(output_shape(g).num_elements())), generic(fast.size()),
+        winograd(fast.size());
     cpu::conv2d_forward_fast(g, x.data<float>(), f.data<float>(), fast.data());
+    cpu::conv2d_forward_winograd(g, x.data<float>(), f.data<float>(), winograd.data());
     cpu::conv2d_forward_generic<float>(g, x.data<float>(), f.data<float>(), generic.data());
     if (std::memcmp(fast.data(), generic.data(), fast.size() * sizeof(float)) == 0) continue;
     INFO(channels << " channels");
-    CHECK(bits_equal(run_op("Conv2D", {x, f}, attrs).at(0), fast));  // the default
+    CHECK(bits_equal(run_op("Conv2D", {x, f}, attrs).at(0), winograd));  // the default
     CHECK(bits_equal(run_op("Conv2D", {x, f}, attrs, {.kernel_path = "nhwc_fast"}).at(0), fast));
     CHECK(bits_equal(run_op("Conv2D", {x, f}, attrs, {.kernel_path = "generic"}).at(0), generic));
     // Through a session too.
     Graph graph;
     const Output y = ops::conv2d(graph, ops::constant(graph, x), ops::constant(graph, f), cs.options);
     CHECK(bits_equal(Session(graph, {.kernel_path = "generic"}).run({}, y), generic));
-    CHECK(bits_equal(Session(graph).run({}, y), fast));
+    CHECK(bits_equal(Session(graph).run({}, y), winograd));
+    CHECK(bits_equal(Session(graph, {.kernel_path = "nhwc_fast"}).run({}, y), fast));
     return;
   }
   // Where the compiler contracts the generic path's multiply-adds as the fast path's kernels do
@@ -227,7 +230,7 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
     CHECK(e.code() == Code::InvalidArgument);
     CHECK(std::string(e.what()) ==
           "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, amx, bf16_native, strips, "
-          "nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, generic");
+          "winograd, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, generic");
   }
   CHECK_THAT(error_of([&] {
                run_op("Conv2D", {xc, f}, attrs_c, {.kernel_path = "nhwc_fast"});
@@ -247,7 +250,8 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
         run_op("Conv2DBackpropInput", {sizes, f, dy}, attrs, {.kernel_path = "strips"});
       }),
       Contains("Conv2DBackpropInput: unknown kernel path 'strips'; the paths of Conv2DBackpropInput are "
-               "depthwise, amx, bf16_native, col2im, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, generic"));
+               "depthwise, amx, bf16_native, col2im, winograd, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, "
+               "generic"));
   CHECK_THAT(error_of([&] {
                run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.kernel_path = "nchw_slabs"});
              }),
@@ -261,11 +265,11 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
   CHECK(Session(graph, {.kernel_path = "bogus"}).run({}, r).shape() == x.shape());
   CHECK(cpu::conv2d_paths("Relu").empty());
   CHECK(cpu::conv2d_paths("Conv2DBackpropFilter") == std::vector<std::string_view>{"depthwise", "amx", "bf16_native",
-                                                                                   "strips", "nhwc_fast", "nchw_slabs",
-                                                                                   "generic"});
+                                                                                   "strips", "winograd", "nhwc_fast",
+                                                                                   "nchw_slabs", "generic"});
 }
 
-TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain picked", "[cpu][conv][paths]") {
+TEST_CASE("the default cpu conv dispatch picks the expected path for representative calls", "[cpu][conv][paths]") {
   struct Expect {
     testing::ConvCase cs;
     DType dtype;
@@ -287,7 +291,14 @@ TEST_CASE("the default cpu conv dispatch picks the paths the former if-chain pic
        "depthwise"},
       {fixed_case("NHWC", "SAME", 2, 20, 20, 1, 32, 3, 3, 1, 1, 1), DType::Float32, "strips", "col2im", "strips"},
       {fixed_case("NHWC", "SAME", 2, 20, 20, 1, 32, 3, 3, 1, 1, 1), DType::Half, "strips", "col2im", "strips"},
-      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::Float32, "nhwc_fast", "nhwc_fast",
+      // Stride 1, 3 to 5 taps a side, 16 channels and filters or more: Winograd's tiles; else direct.
+      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::Float32, "winograd", "winograd", "winograd"},
+      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 5, 5, 1, 1, 1), DType::Half, "winograd", "winograd", "winograd"},
+      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 2, 1, 1), DType::Float32, "nhwc_fast", "nhwc_fast",
+       "nhwc_fast"},
+      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 7, 7, 1, 1, 1), DType::Float32, "nhwc_fast", "nhwc_fast",
+       "nhwc_fast"},
+      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 8, 3, 3, 1, 1, 1), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::BFloat16,
        amx    ? "amx"

@@ -1,0 +1,290 @@
+// The float32 NHWC conv ops by Winograd's minimal filtering (winograd_matrices.hpp) on 6 x 6
+// tiles: stride 1, no dilation, groups = 1, filters of 3 to 5 taps a side. Per tile side F(4, 3),
+// F(3, 4) or F(2, 5) do with 36 products what takes 144, 144 or 100 multiply-adds directly.
+//
+// Conv2D and the input gradient are one correlation,
+//   out[n][o + (i, j)][0:K] = sum over taps (a, b) and channels c of in[n][o - pad + (a, b)][c] * taps[a][b][c][0:K]
+// (reads outside `in` are zeros): Conv2D with the filter, the input gradient with dy as `in` and the
+// filter turned half a turn with its channels and filters swapped (pad becomes taps - 1 - pad).
+// Blocks of output tiles (sized so that their transformed tiles stay in L2) are the tasks: each
+// transforms its input tiles (V = BT d B, channels side by side), multiplies V by the transformed
+// filter (U = G g G^T) at each of the 36 tile positions on the `rows` micro-kernel, and transforms
+// the products back (AT M A) into the output.
+// The filter gradient correlates the input with dy: per axis F(taps, 7 - taps), dy's tiles as the
+// "filter". The products of the transformed input and dy tiles are summed over all tiles (the
+// `pixels` micro-kernel, in fixed chunks of tiles added in chunk order) and transformed back once.
+//
+// Each output element is summed in an order fixed by the shapes alone. The transforms form every
+// product, zeros included, so an Inf or NaN read anywhere in a tile makes outputs of that tile
+// non-finite; the paths' finite rule then recomputes the call on the generic path.
+#include <algorithm>
+#include <array>
+#include <vector>
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
+#include "dagrad/backends/cpu/conv2d/winograd_matrices.hpp"
+#include "dagrad/backends/cpu/cpu_info.hpp"
+#include "dagrad/backends/cpu/microkernels.hpp"
+
+namespace dagrad::cpu {
+
+std::int64_t filter_reduction_chunks(std::int64_t pixel_rows, std::int64_t tasks_per_chunk, std::int64_t filter_bytes);
+
+namespace {
+
+using ops::Conv2DGeometry;
+using i64 = std::int64_t;
+
+constexpr int kN = kWinogradTile;
+constexpr int kPositions = kN * kN;
+constexpr i64 kDefaultL2 = i64{1} << 20;
+constexpr i64 kMaxBlock = 512;  // tiles per block at most (the pointer lists of the filter gradient)
+constexpr i64 kMinFilterBlock = 64, kMinChunkTiles = 128;
+
+i64 l2_bytes() { return cpu_info().l2_bytes > 0 ? cpu_info().l2_bytes : kDefaultL2; }
+
+// A matrix of winograd_matrices in float32, rows x cols.
+struct FloatMatrix {
+  int rows = 0, cols = 0;
+  std::array<float, kN * kN> v{};
+};
+FloatMatrix to_float(const std::array<double, kN * kN>& d, int rows, int cols) {
+  FloatMatrix f{rows, cols, {}};
+  for (int i = 0; i < rows * cols; ++i) f.v[i] = static_cast<float>(d[i]);
+  return f;
+}
+
+// One axis of a tiling: F(m, r), and the matrices it transforms with.
+struct Axis {
+  int m, r;
+  FloatMatrix output, filter;  // AT (m x n), G (n x r); BT is the micro-kernels' winograd_input
+};
+Axis axis(int m, int r) {
+  const WinogradMatrices w = winograd_matrices(m, r);
+  return {m, r, to_float(w.output, m, kN), to_float(w.filter, kN, r)};
+}
+
+FloatMatrix transposed(const FloatMatrix& a) {
+  FloatMatrix t{a.cols, a.rows, {}};
+  for (int i = 0; i < a.rows; ++i)
+    for (int j = 0; j < a.cols; ++j) t.v[j * a.rows + i] = a.v[i * a.cols + j];
+  return t;
+}
+
+// out = L X R^T for every channel: the two axes' matrices on the tile's rows and columns.
+void transform(const MicroKernels& mk, const FloatMatrix& l, const FloatMatrix& r, const float* const* in,
+               float* const* out, i64 channels) {
+  mk.transform(l.rows, r.rows, l.cols, r.cols, l.v.data(), r.v.data(), in, out, channels);
+}
+
+// Rows of a register tile for products `columns` wide: taller where the columns take few registers.
+i64 register_rows(const MicroKernels& mk, i64 columns) { return std::min<i64>(kMaxRows, mk.grid_max_rows(columns)); }
+
+// Tiles per block: mr-multiples whose transformed tiles (of `depth` floats at each of the 36
+// positions) fill at most half of L2.
+i64 block_tiles(i64 depth, i64 mr) {
+  const i64 fit = l2_bytes() / 2 / (kPositions * depth * static_cast<i64>(sizeof(float)));
+  return std::clamp<i64>(fit / mr * mr, mr, kMaxBlock);
+}
+
+// The tiles of one image grid, numbered image by image, row by row.
+struct Tiling {
+  i64 rows, cols, per_image, count;  // tiles down, across, per image, in all
+};
+Tiling tiling(i64 batch, i64 out_rows, i64 out_cols, i64 m_rows, i64 m_cols) {
+  const i64 rows = (out_rows + m_rows - 1) / m_rows, cols = (out_cols + m_cols - 1) / m_cols;
+  return {rows, cols, rows * cols, batch * rows * cols};
+}
+
+// Pointers to the rows x cols pixels of an NHWC image from (top, left); `zeros` (depth zeros)
+// outside it: the transforms then load without a branch.
+void window(const float* image, i64 in_rows, i64 in_cols, i64 depth, i64 top, i64 left, int rows, int cols,
+            const float* zeros, const float** out) {
+  for (int a = 0; a < rows; ++a)
+    for (int b = 0; b < cols; ++b) {
+      const i64 h = top + a, w = left + b;
+      out[a * cols + b] = h >= 0 && h < in_rows && w >= 0 && w < in_cols ? image + (h * in_cols + w) * depth : zeros;
+    }
+}
+
+// The correlation of Conv2D and the input gradient (the file's comment).
+struct Correlation {
+  i64 batch, in_rows, in_cols, in_depth;
+  i64 out_rows, out_cols, out_depth;
+  i64 pad_top, pad_left;
+  int taps_rows, taps_cols;
+};
+
+// U[pos][c][0:K] = (G g G^T)[pos] for the taps g[a][b][c][0:K].
+std::vector<float> transformed_taps(const MicroKernels& mk, const Axis& rows, const Axis& cols, const float* taps,
+                                    i64 depth, i64 filters) {
+  std::vector<float> u(static_cast<std::size_t>(kPositions * depth * filters));
+  tbb::parallel_for(i64{0}, depth, [&](i64 c) {
+    const float* in[kN * kN];
+    float* out[kPositions];
+    for (int t = 0; t < rows.r * cols.r; ++t) in[t] = taps + (t * depth + c) * filters;
+    for (int p = 0; p < kPositions; ++p) out[p] = u.data() + (p * depth + c) * filters;
+    transform(mk, rows.filter, cols.filter, in, out, filters);
+  });
+  return u;
+}
+
+void correlate(const Correlation& p, const float* in, const float* taps, float* out) {
+  const MicroKernels& mk = micro_kernels();
+  const Axis rows = axis(kN + 1 - p.taps_rows, p.taps_rows), cols = axis(kN + 1 - p.taps_cols, p.taps_cols);
+  const i64 C = p.in_depth, K = p.out_depth, mr = register_rows(mk, K);
+  const std::vector<float> u = transformed_taps(mk, rows, cols, taps, C, K);
+  const Tiling tiles = tiling(p.batch, p.out_rows, p.out_cols, rows.m, cols.m);
+  const i64 block = block_tiles(C + K, mr);
+  const std::vector<float> zeros(static_cast<std::size_t>(C));
+  // Per thread: V (block x 36 x C), M (block x 36 x K), and a row that takes the outputs of tiles
+  // that overhang the image.
+  tbb::enumerable_thread_specific<std::vector<float>> scratch(
+      static_cast<std::size_t>(kPositions * block * (C + K) + K));
+  tbb::parallel_for(i64{0}, (tiles.count + block - 1) / block, [&](i64 task) {
+    std::vector<float>& s = scratch.local();
+    float* v = s.data();
+    float* m = v + kPositions * block * C;
+    float* spill = m + kPositions * block * K;
+    const i64 t0 = task * block, count = std::min(block, tiles.count - t0);
+    const float* pin[kPositions];
+    float* pout[kPositions];
+    for (i64 t = 0; t < count; ++t) {
+      const i64 tile = t0 + t, n = tile / tiles.per_image, th = tile % tiles.per_image / tiles.cols,
+                tw = tile % tiles.cols;
+      window(in + n * p.in_rows * p.in_cols * C, p.in_rows, p.in_cols, C, th * rows.m - p.pad_top,
+             tw * cols.m - p.pad_left, kN, kN, zeros.data(), pin);
+      for (int q = 0; q < kPositions; ++q) pout[q] = v + (t * kPositions + q) * C;
+      mk.winograd_input(pin, pout, C);
+    }
+    const float* a[kMaxRows];
+    float* c[kMaxRows];
+    for (int q = 0; q < kPositions; ++q) {
+      const float* uq = u.data() + q * C * K;
+      for (i64 r0 = 0; r0 < count; r0 += mr) {
+        const int nr = static_cast<int>(std::min(mr, count - r0));
+        for (int r = 0; r < nr; ++r) {
+          a[r] = v + ((r0 + r) * kPositions + q) * C;
+          c[r] = m + ((r0 + r) * kPositions + q) * K;
+        }
+        mk.rows(nr, K, a, 0, &uq, 1, C, K, c, 0, false);
+      }
+    }
+    for (i64 t = 0; t < count; ++t) {
+      const i64 tile = t0 + t, n = tile / tiles.per_image, th = tile % tiles.per_image / tiles.cols,
+                tw = tile % tiles.cols;
+      for (int q = 0; q < kPositions; ++q) pin[q] = m + (t * kPositions + q) * K;
+      for (int i = 0; i < rows.m; ++i)
+        for (int j = 0; j < cols.m; ++j) {
+          const i64 oh = th * rows.m + i, ow = tw * cols.m + j;
+          pout[i * cols.m + j] =
+              oh < p.out_rows && ow < p.out_cols ? out + ((n * p.out_rows + oh) * p.out_cols + ow) * K : spill;
+        }
+      transform(mk, rows.output, cols.output, pin, pout, K);
+    }
+  });
+}
+
+}  // namespace
+
+bool conv2d_winograd_applies(const Conv2DGeometry& g) {
+  const auto taps_ok = [](i64 taps) { return taps >= 3 && taps <= 5; };
+  // The transformed filter at one tile position stays within a quarter of L2 while its blocks of
+  // tiles stream past it (the filter gradient's partial sums are as large).
+  const double filter_position_bytes = static_cast<double>(g.in_depth) * static_cast<double>(g.out_depth) * 4;
+  return g.data_format == ops::DataFormat::NHWC && g.groups == 1 && g.stride_rows == 1 && g.stride_cols == 1 &&
+         g.dilation_rows == 1 && g.dilation_cols == 1 && taps_ok(g.filter_rows) && taps_ok(g.filter_cols) &&
+         std::min(g.in_depth, g.out_depth) >= 16 && filter_position_bytes <= static_cast<double>(l2_bytes()) / 4;
+}
+
+void conv2d_forward_winograd(const Conv2DGeometry& g, const float* x, const float* f, float* y) {
+  correlate({g.batch, g.in_rows, g.in_cols, g.in_depth, g.out_rows, g.out_cols, g.out_depth, g.pad_top, g.pad_left,
+             static_cast<int>(g.filter_rows), static_cast<int>(g.filter_cols)},
+            x, f, y);
+}
+
+void conv2d_backprop_input_winograd(const Conv2DGeometry& g, const float* f, const float* dy, float* dx) {
+  // The filter turned half a turn, channels and filters swapped: t[a][b][k][c] = f[R-1-a][S-1-b][c][k].
+  const i64 R = g.filter_rows, S = g.filter_cols, C = g.in_depth, K = g.out_depth;
+  std::vector<float> turned(static_cast<std::size_t>(R * S * C * K));
+  tbb::parallel_for(i64{0}, R * S, [&](i64 tap) {
+    const float* src = f + (R * S - 1 - tap) * C * K;
+    float* dst = turned.data() + tap * K * C;
+    for (i64 c = 0; c < C; ++c)
+      for (i64 k = 0; k < K; ++k) dst[k * C + c] = src[c * K + k];
+  });
+  correlate({g.batch, g.out_rows, g.out_cols, K, g.in_rows, g.in_cols, C, R - 1 - g.pad_top, S - 1 - g.pad_left,
+             static_cast<int>(R), static_cast<int>(S)},
+            dy, turned.data(), dx);
+}
+
+void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, const float* dy, float* df) {
+  const MicroKernels& mk = micro_kernels();
+  const int R = static_cast<int>(g.filter_rows), S = static_cast<int>(g.filter_cols);
+  // Conv2D's F(7 - taps, taps) per axis, differentiated: its tiles, dy's tiles transformed by
+  // AT^T, and G^T on the sums.
+  const Axis rows = axis(kN + 1 - R, R), cols = axis(kN + 1 - S, S);
+  const FloatMatrix a_rows = transposed(rows.output), a_cols = transposed(cols.output);
+  const FloatMatrix gt_rows = transposed(rows.filter), gt_cols = transposed(cols.filter);
+  const i64 C = g.in_depth, K = g.out_depth, H = g.in_rows, W = g.in_cols, mr = register_rows(mk, K);
+  const Tiling tiles = tiling(g.batch, g.out_rows, g.out_cols, rows.m, cols.m);
+  // Each block of tiles reads and writes all 36 x C x K partial sums: blocks of at least
+  // kMinFilterBlock tiles (and chunks of at least kMinChunkTiles) amortise them where the filter is large.
+  const i64 block = std::max(block_tiles(C + K, mr), kMinFilterBlock), msize = kPositions * C * K;
+  const i64 chunks = filter_reduction_chunks((tiles.count + kMinChunkTiles - 1) / kMinChunkTiles, 1,
+                                             msize * static_cast<i64>(sizeof(float)));
+  const ReductionPartials<float> partial(chunks, msize);
+  const std::vector<float> zeros(static_cast<std::size_t>(std::max(C, K)));
+  tbb::enumerable_thread_specific<std::vector<float>> scratch(static_cast<std::size_t>(kPositions * block * (C + K)));
+  tbb::parallel_for(i64{0}, chunks, [&](i64 chunk) {
+    float* sums = partial.chunk(chunk);
+    std::fill_n(sums, msize, 0.0f);
+    std::vector<float>& s = scratch.local();
+    float* v = s.data();                    // block x 36 x C: transformed input tiles
+    float* w = v + kPositions * block * C;  // block x 36 x K: transformed dy tiles
+    const float* pin[kPositions];
+    float* pout[kPositions];
+    const float* xs[kMaxBlock];
+    const float* ys[kMaxBlock];
+    const i64 end = tiles.count * (chunk + 1) / chunks;
+    for (i64 t0 = tiles.count * chunk / chunks; t0 < end; t0 += block) {
+      const i64 count = std::min(block, end - t0);
+      for (i64 t = 0; t < count; ++t) {
+        const i64 tile = t0 + t, n = tile / tiles.per_image, th = tile % tiles.per_image / tiles.cols,
+                  tw = tile % tiles.cols, oh = th * rows.m, ow = tw * cols.m;
+        window(x + n * H * W * C, H, W, C, oh - g.pad_top, ow - g.pad_left, kN, kN, zeros.data(), pin);
+        for (int q = 0; q < kPositions; ++q) pout[q] = v + (t * kPositions + q) * C;
+        mk.winograd_input(pin, pout, C);
+        window(dy + n * g.out_rows * g.out_cols * K, g.out_rows, g.out_cols, K, oh, ow, rows.m, cols.m, zeros.data(),
+               pin);
+        for (int q = 0; q < kPositions; ++q) pout[q] = w + (t * kPositions + q) * K;
+        transform(mk, a_rows, a_cols, pin, pout, K);
+      }
+      for (int q = 0; q < kPositions; ++q) {
+        for (i64 t = 0; t < count; ++t) {
+          xs[t] = v + (t * kPositions + q) * C;
+          ys[t] = w + (t * kPositions + q) * K;
+        }
+        for (i64 c0 = 0; c0 < C; c0 += mr) {
+          const int nr = static_cast<int>(std::min(mr, C - c0));
+          mk.pixels(nr, K, xs, c0, ys, 0, count, sums + (q * C + c0) * K, K);
+        }
+      }
+    }
+  });
+  float* total = partial.chunk(0);
+  partial.sum_to(total);
+  tbb::parallel_for(i64{0}, C, [&](i64 c) {
+    const float* pin[kPositions];
+    float* pout[kPositions];
+    for (int q = 0; q < kPositions; ++q) pin[q] = total + (q * C + c) * K;
+    for (int t = 0; t < R * S; ++t) pout[t] = df + (t * C + c) * K;
+    transform(mk, gt_rows, gt_cols, pin, pout, K);
+  });
+}
+
+}  // namespace dagrad::cpu

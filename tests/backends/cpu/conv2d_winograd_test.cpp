@@ -1,0 +1,264 @@
+// The Winograd conv path: its matrices compute the correlation they stand for, its tile
+// transforms (generic, fixed-size and the hand-written BT) match a float64 product, its three
+// kernels match the reference on filters of 3 to 5 taps a side (square or not), every padding
+// mode (pads beyond the filter, odd sizes, channel tails), the same bits at 1 and 2 threads, its
+// finite rule on overflowing inputs, and its gradients by finite differences.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tbb/task_arena.h>
+
+#include <dagrad/autodiff/gradient_checker.hpp>
+#include <dagrad/dagrad.hpp>
+
+#include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/winograd_matrices.hpp"
+#include "dagrad/backends/cpu/microkernels.hpp"
+#include "ops/conv_test_util.hpp"
+#include "support/error_of.hpp"
+
+namespace {
+
+using namespace dagrad;
+using i64 = std::int64_t;
+constexpr int kN = cpu::kWinogradTile;
+
+std::vector<double> random_values(std::size_t n, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+// y = AT [(G g) * (BT d)] in float64.
+std::vector<double> winograd_1d(const cpu::WinogradMatrices& w, const std::vector<double>& d,
+                                const std::vector<double>& g) {
+  std::vector<double> product(kN), y(static_cast<std::size_t>(w.m));
+  for (int j = 0; j < kN; ++j) {
+    double gj = 0, dj = 0;
+    for (int k = 0; k < w.r; ++k) gj += w.filter[j * w.r + k] * g[k];
+    for (int i = 0; i < kN; ++i) dj += w.input[j * kN + i] * d[i];
+    product[j] = gj * dj;
+  }
+  for (int i = 0; i < w.m; ++i)
+    for (int j = 0; j < kN; ++j) y[i] += w.output[i * kN + j] * product[j];
+  return y;
+}
+
+struct Conv {
+  i64 n, h, w, c, k, kh, kw;
+  std::string padding;
+  std::vector<i64> pads;  // EXPLICIT: top, bottom, left, right
+};
+
+AttrMap attrs_of(const Conv& cs) {
+  ops::Conv2DOptions options{.strides = {1, 1, 1, 1}, .padding = cs.padding};
+  if (!cs.pads.empty()) options.explicit_paddings = {0, 0, cs.pads[0], cs.pads[1], cs.pads[2], cs.pads[3], 0, 0};
+  return ops::conv2d_attr_map(options);
+}
+
+ops::Conv2DGeometry geometry_of(const Conv& cs) {
+  return ops::conv2d_geometry("Conv2D", ops::parse_conv2d_attrs("Conv2D", attrs_of(cs)), Shape{cs.n, cs.h, cs.w, cs.c},
+                              Shape{cs.kh, cs.kw, cs.c, cs.k});
+}
+
+std::string describe(const Conv& cs) {
+  std::string pads;
+  for (const i64 p : cs.pads) pads += " " + std::to_string(p);
+  return str_cat("N", cs.n, " ", cs.h, "x", cs.w, " C", cs.c, " K", cs.k, " filter ", cs.kh, "x", cs.kw, " ",
+                 cs.padding, pads);
+}
+
+// Every filter size the path takes, each padding mode, pads beyond the filter (the input
+// gradient's offsets turn negative), sizes that are no multiple of the tiles, channel tails,
+// reductions of 16 to 130.
+const Conv kConvs[] = {
+    {16, 14, 14, 32, 64, 5, 5, "SAME", {}},  // train_cnn's second layer
+    {1, 9, 11, 17, 20, 3, 3, "SAME", {}},
+    {2, 7, 10, 16, 33, 4, 4, "VALID", {}},
+    {1, 8, 9, 20, 18, 5, 3, "EXPLICIT", {3, 1, 0, 4}},
+    {3, 6, 5, 24, 16, 3, 5, "EXPLICIT", {6, 5, 2, 0}},
+    {1, 13, 7, 130, 17, 4, 5, "SAME", {}},
+    {1, 5, 5, 16, 16, 5, 5, "VALID", {}},
+};
+
+const char* const kOps[] = {"Conv2D", "Conv2DBackpropInputV2", "Conv2DBackpropFilterV2"};
+
+std::vector<Tensor> op_inputs(const std::string& op, const Conv& cs, DType dtype, std::mt19937_64& rng) {
+  const ops::Conv2DGeometry g = geometry_of(cs);
+  const Tensor x = conv_test::random_tensor(dtype, Shape{cs.n, cs.h, cs.w, cs.c}, rng);
+  const Tensor f = conv_test::random_tensor(dtype, Shape{cs.kh, cs.kw, cs.c, cs.k}, rng);
+  if (op == "Conv2D") return {x, f};
+  return {x, f, conv_test::random_tensor(dtype, Shape{cs.n, g.out_rows, g.out_cols, cs.k}, rng)};
+}
+
+// The largest difference from `want` relative to its largest magnitude.
+double relative_error(const Tensor& got, const Tensor& want) {
+  REQUIRE(got.shape() == want.shape());
+  double worst = 0, scale = 1e-30;
+  for (i64 i = 0; i < want.num_elements(); ++i) {
+    scale = std::max(scale, std::abs(want.value_as_double(i)));
+    worst = std::max(worst, std::abs(got.value_as_double(i) - want.value_as_double(i)));
+  }
+  return worst / scale;
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("winograd matrices compute the correlation of every F(m, r) with m + r - 1 = 6", "[cpu][conv][winograd]") {
+  std::mt19937_64 rng(1);
+  for (int r = 1; r <= kN; ++r) {
+    const int m = kN + 1 - r;
+    const cpu::WinogradMatrices w = cpu::winograd_matrices(m, r);
+    CHECK(w.m == m);
+    CHECK(w.r == r);
+    for (int trial = 0; trial < 20; ++trial) {
+      const std::vector<double> d = random_values(kN, rng), g = random_values(static_cast<std::size_t>(r), rng);
+      const std::vector<double> y = winograd_1d(w, d, g);
+      for (int i = 0; i < m; ++i) {
+        double direct = 0;
+        for (int k = 0; k < r; ++k) direct += d[i + k] * g[k];
+        INFO("F(" << m << ", " << r << ") output " << i);
+        CHECK(y[i] == Approx(direct).margin(1e-12));
+      }
+    }
+    // BT holds halves (exact in binary; the other fractions are in G), the same for every F(m, r).
+    for (const double b : w.input) CHECK(2 * b == std::round(2 * b));
+    CHECK(w.input == cpu::winograd_matrices(kN, 1).input);
+  }
+  CHECK_THAT(testing::error_of([] { cpu::winograd_matrices(2, 4); }), Catch::Matchers::Contains("F(2, 4)"));
+  CHECK_THAT(testing::error_of([] { cpu::winograd_matrices(0, 7); }), Catch::Matchers::Contains("m, r >= 1"));
+}
+
+TEST_CASE("the tile transform micro-kernel matches a float64 product for every tile size", "[cpu][conv][winograd]") {
+  const cpu::MicroKernels& mk = cpu::micro_kernels();
+  std::mt19937_64 rng(2);
+  const i64 lanes = 2 * mk.vector_width + 3;  // whole vectors and a tail
+  for (int ni = 1; ni <= cpu::kMaxTransform; ++ni)
+    for (int nj = 1; nj <= cpu::kMaxTransform; ++nj)
+      for (int na = 1; na <= cpu::kMaxTransform; ++na)
+        for (int nb = 1; nb <= cpu::kMaxTransform; ++nb) {
+          std::vector<float> l(static_cast<std::size_t>(ni * na)), r(static_cast<std::size_t>(nj * nb));
+          for (float& v : l) v = static_cast<float>(random_values(1, rng)[0]);
+          for (float& v : r) v = static_cast<float>(random_values(1, rng)[0]);
+          std::vector<float> in(static_cast<std::size_t>(na * nb * lanes)),
+              out(static_cast<std::size_t>(ni * nj * lanes));
+          for (float& v : in) v = static_cast<float>(random_values(1, rng)[0]);
+          std::vector<const float*> pin(static_cast<std::size_t>(na * nb));
+          std::vector<float*> pout(static_cast<std::size_t>(ni * nj));
+          for (int e = 0; e < na * nb; ++e) pin[e] = e == 1 ? nullptr : in.data() + e * lanes;  // one reads zeros
+          for (int e = 0; e < ni * nj; ++e) pout[e] = out.data() + e * lanes;
+          mk.transform(ni, nj, na, nb, l.data(), r.data(), pin.data(), pout.data(), lanes);
+          double worst = 0;
+          for (int i = 0; i < ni; ++i)
+            for (int j = 0; j < nj; ++j)
+              for (i64 c = 0; c < lanes; ++c) {
+                double want = 0;
+                for (int a = 0; a < na; ++a)
+                  for (int b = 0; b < nb; ++b)
+                    if (pin[a * nb + b]) want += double{l[i * na + a]} * pin[a * nb + b][c] * double{r[j * nb + b]};
+                worst = std::max(worst, std::abs(out[(i * nj + j) * lanes + c] - want));
+              }
+          INFO(ni << "x" << nj << " from " << na << "x" << nb);
+          CHECK(worst < 1e-5);
+        }
+}
+
+TEST_CASE("the hand-written BT transform equals the generic transform with the generated BT", "[cpu][conv][winograd]") {
+  const cpu::MicroKernels& mk = cpu::micro_kernels();
+  const cpu::WinogradMatrices w = cpu::winograd_matrices(2, 5);
+  std::vector<float> bt(w.input.begin(), w.input.end());
+  std::mt19937_64 rng(3);
+  const i64 lanes = 3 * mk.vector_width + 1;
+  std::vector<float> in(static_cast<std::size_t>(kN * kN * lanes)), fast(in.size()), generic(in.size());
+  for (float& v : in) v = static_cast<float>(random_values(1, rng)[0]);
+  const float* pin[kN * kN];
+  float *pfast[kN * kN], *pgeneric[kN * kN];
+  for (int e = 0; e < kN * kN; ++e) {
+    pin[e] = e % 7 == 3 ? nullptr : in.data() + e * lanes;  // zeros where a tile leaves the image
+    pfast[e] = fast.data() + e * lanes;
+    pgeneric[e] = generic.data() + e * lanes;
+  }
+  mk.winograd_input(pin, pfast, lanes);
+  mk.transform(kN, kN, kN, kN, bt.data(), bt.data(), pin, pgeneric, lanes);
+  double worst = 0;
+  for (std::size_t i = 0; i < fast.size(); ++i) worst = std::max(worst, double{std::abs(fast[i] - generic[i])});
+  CHECK(worst < 1e-4);  // sums of up to 36 terms below 16 each, in other orders
+}
+
+TEST_CASE("the winograd path matches the reference in every dtype it claims", "[cpu][conv][winograd]") {
+  std::mt19937_64 rng(4);
+  for (const Conv& cs : kConvs) {
+    REQUIRE(cpu::conv2d_winograd_applies(geometry_of(cs)));
+    for (const char* op : kOps)
+      for (const DType dtype : {DType::Float32, DType::Half, DType::BFloat16}) {
+        const std::vector<Tensor> in = op_inputs(op, cs, dtype, rng);
+        std::vector<Tensor> in64;
+        for (const Tensor& t : in) in64.push_back(t.cast(DType::Float64));
+        const Tensor want = run_op(op, in64, attrs_of(cs), {.backend = "reference"}).at(0);
+        const Tensor got = run_op(op, in, attrs_of(cs), {.kernel_path = "winograd"}).at(0);
+        INFO(op << " " << dtype_name(dtype) << " " << describe(cs));
+        // float32: the reference tolerance of every conv path; half and bfloat16: their rounding.
+        CHECK(relative_error(got, want) <= (dtype == DType::Float32 ? 1e-5 : dtype == DType::Half ? 1e-3 : 8e-3));
+      }
+  }
+}
+
+TEST_CASE("the winograd kernels give the same bits at 1 and 2 threads", "[cpu][conv][winograd]") {
+  std::mt19937_64 rng(5);
+  const Conv cs{4, 14, 14, 32, 64, 5, 5, "SAME", {}};
+  for (const char* op : kOps) {
+    const std::vector<Tensor> in = op_inputs(op, cs, DType::Float32, rng);
+    Tensor one, two;
+    tbb::task_arena(1).execute([&] { one = run_op(op, in, attrs_of(cs), {.kernel_path = "winograd"}).at(0); });
+    tbb::task_arena(2).execute([&] { two = run_op(op, in, attrs_of(cs), {.kernel_path = "winograd"}).at(0); });
+    INFO(op);
+    CHECK(same_bits(one, two));
+  }
+}
+
+TEST_CASE("winograd results that overflow where the direct sums do not are computed again", "[cpu][conv][winograd]") {
+  // The input transform multiplies by up to 5 and adds up to 16 terms: inputs near the largest
+  // float overflow there though every direct product and sum stays finite.
+  std::mt19937_64 rng(6);
+  const Conv cs{1, 8, 8, 16, 16, 3, 3, "SAME", {}};
+  const ops::Conv2DGeometry g = geometry_of(cs);
+  Tensor x = conv_test::random_tensor(DType::Float32, Shape{cs.n, cs.h, cs.w, cs.c}, rng);
+  Tensor f = Tensor::empty(DType::Float32, Shape{cs.kh, cs.kw, cs.c, cs.k});
+  for (i64 i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = 3e37f * (i % 3 == 0 ? 1.0f : -1.0f);
+  for (i64 i = 0; i < f.num_elements(); ++i) f.data<float>()[i] = i % 97 == 0 ? 0.25f : 0.0f;
+  std::vector<float> raw(static_cast<std::size_t>(cs.n * g.out_rows * g.out_cols * cs.k));
+  cpu::conv2d_forward_winograd(g, x.data<float>(), f.data<float>(), raw.data());
+  bool overflowed = false;
+  for (const float v : raw) overflowed = overflowed || !std::isfinite(v);
+  REQUIRE(overflowed);  // the kernel alone overflows
+  const Tensor generic = run_op("Conv2D", {x, f}, attrs_of(cs), {.kernel_path = "generic"}).at(0);
+  const Tensor forced = run_op("Conv2D", {x, f}, attrs_of(cs), {.kernel_path = "winograd"}).at(0);
+  for (i64 i = 0; i < generic.num_elements(); ++i) REQUIRE(std::isfinite(generic.data<float>()[i]));
+  CHECK(same_bits(forced, generic));  // the finite rule recomputed it on the generic path
+}
+
+TEST_CASE("the winograd path passes the gradient checker", "[cpu][conv][winograd][autodiff]") {
+  // Every conv node of the symbolic side (the op's gradients, themselves conv ops of the same
+  // geometry) forced onto the winograd path; float32 against float64 central differences.
+  std::mt19937_64 rng(7);
+  for (const Conv& cs : {Conv{1, 6, 7, 16, 16, 5, 3, "SAME", {}}, Conv{2, 5, 6, 16, 17, 3, 4, "VALID", {}}})
+    for (const char* op : kOps) {
+      GradCheckOptions options;
+      options.mode = GradCheckMode::Fast;
+      options.backend = "cpu";
+      options.kernel_path = "winograd";
+      const GradCheckResult result = check_gradients(op, op_inputs(op, cs, DType::Float32, rng), attrs_of(cs), options);
+      INFO(op << " " << describe(cs) << "\n" << result.report());
+      CHECK(result.passed);
+    }
+}
