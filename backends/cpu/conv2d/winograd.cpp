@@ -19,15 +19,14 @@
 // non-finite; the paths' finite rule then recomputes the call on the generic path.
 #include <algorithm>
 #include <array>
-#include <vector>
 
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
 #include "dagrad/backends/cpu/conv2d/winograd_matrices.hpp"
 #include "dagrad/backends/cpu/cpu_info.hpp"
+#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -111,6 +110,12 @@ void window(const float* image, i64 in_rows, i64 in_cols, i64 depth, i64 top, i6
     }
 }
 
+FloatBuffer zeroed(i64 count) {
+  FloatBuffer z(count);
+  std::fill_n(z.data(), count, 0.0f);
+  return z;
+}
+
 // The correlation of Conv2D and the input gradient (the file's comment).
 struct Correlation {
   i64 batch, in_rows, in_cols, in_depth;
@@ -120,9 +125,9 @@ struct Correlation {
 };
 
 // U[pos][c][0:K] = (G g G^T)[pos] for the taps g[a][b][c][0:K].
-std::vector<float> transformed_taps(const MicroKernels& mk, const Axis& rows, const Axis& cols, const float* taps,
-                                    i64 depth, i64 filters) {
-  std::vector<float> u(static_cast<std::size_t>(kPositions * depth * filters));
+FloatBuffer transformed_taps(const MicroKernels& mk, const Axis& rows, const Axis& cols, const float* taps, i64 depth,
+                             i64 filters) {
+  FloatBuffer u(kPositions * depth * filters);
   tbb::parallel_for(i64{0}, depth, [&](i64 c) {
     const float* in[kN * kN];
     float* out[kPositions];
@@ -137,17 +142,15 @@ void correlate(const Correlation& p, const float* in, const float* taps, float* 
   const MicroKernels& mk = micro_kernels();
   const Axis rows = axis(kN + 1 - p.taps_rows, p.taps_rows), cols = axis(kN + 1 - p.taps_cols, p.taps_cols);
   const i64 C = p.in_depth, K = p.out_depth, mr = register_rows(mk, K);
-  const std::vector<float> u = transformed_taps(mk, rows, cols, taps, C, K);
+  const FloatBuffer u = transformed_taps(mk, rows, cols, taps, C, K);
   const Tiling tiles = tiling(p.batch, p.out_rows, p.out_cols, rows.m, cols.m);
   const i64 block = block_tiles(C + K, mr);
-  const std::vector<float> zeros(static_cast<std::size_t>(C));
-  // Per thread: V (block x 36 x C), M (block x 36 x K), and a row that takes the outputs of tiles
-  // that overhang the image.
-  tbb::enumerable_thread_specific<std::vector<float>> scratch(
-      static_cast<std::size_t>(kPositions * block * (C + K) + K));
+  const FloatBuffer zeros = zeroed(C);
   tbb::parallel_for(i64{0}, (tiles.count + block - 1) / block, [&](i64 task) {
-    std::vector<float>& s = scratch.local();
-    float* v = s.data();
+    // V (block x 36 x C), M (block x 36 x K), and a row that takes the outputs of tiles that
+    // overhang the image; from the caching allocator, as every workspace here (no fresh pages).
+    const FloatBuffer scratch(kPositions * block * (C + K) + K);
+    float* v = scratch.data();
     float* m = v + kPositions * block * C;
     float* spill = m + kPositions * block * K;
     const i64 t0 = task * block, count = std::min(block, tiles.count - t0);
@@ -210,7 +213,7 @@ void conv2d_forward_winograd(const Conv2DGeometry& g, const float* x, const floa
 void conv2d_backprop_input_winograd(const Conv2DGeometry& g, const float* f, const float* dy, float* dx) {
   // The filter turned half a turn, channels and filters swapped: t[a][b][k][c] = f[R-1-a][S-1-b][c][k].
   const i64 R = g.filter_rows, S = g.filter_cols, C = g.in_depth, K = g.out_depth;
-  std::vector<float> turned(static_cast<std::size_t>(R * S * C * K));
+  FloatBuffer turned(R * S * C * K);
   tbb::parallel_for(i64{0}, R * S, [&](i64 tap) {
     const float* src = f + (R * S - 1 - tap) * C * K;
     float* dst = turned.data() + tap * K * C;
@@ -238,13 +241,12 @@ void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, co
   const i64 chunks = filter_reduction_chunks((tiles.count + kMinChunkTiles - 1) / kMinChunkTiles, 1,
                                              msize * static_cast<i64>(sizeof(float)));
   const ReductionPartials<float> partial(chunks, msize);
-  const std::vector<float> zeros(static_cast<std::size_t>(std::max(C, K)));
-  tbb::enumerable_thread_specific<std::vector<float>> scratch(static_cast<std::size_t>(kPositions * block * (C + K)));
+  const FloatBuffer zeros = zeroed(std::max(C, K));
   tbb::parallel_for(i64{0}, chunks, [&](i64 chunk) {
     float* sums = partial.chunk(chunk);
     std::fill_n(sums, msize, 0.0f);
-    std::vector<float>& s = scratch.local();
-    float* v = s.data();                    // block x 36 x C: transformed input tiles
+    const FloatBuffer scratch(kPositions * block * (C + K));
+    float* v = scratch.data();              // block x 36 x C: transformed input tiles
     float* w = v + kPositions * block * C;  // block x 36 x K: transformed dy tiles
     const float* pin[kPositions];
     float* pout[kPositions];
