@@ -29,7 +29,9 @@ using i64 = std::int64_t;
 //     zero x words of taps in the padding (where little of the work is padding) and, on strips,
 //     by the right neighbour of a row's lone last pixel (paired with a zero dy);
 //   NHWC depthwise, all three ops: nothing (taps in the padding or reaching no output are
-//     skipped, vector tails are never loaded), so these calls need no scan.
+//     skipped, vector tails are never loaded), so these calls need no scan;
+//   winograd, all three ops: every value of a tile meets zeros in the transforms, which can also
+//     overflow where the direct sums do not; any non-finite result is computed again (below).
 // Zero lanes that are never stored (column tails of Conv2D and the input gradient) do no harm.
 // Where such an input holds Inf or NaN the call takes the generic path: one scan of that input
 // (the filter, small), and none where the zeros do not exist (e.g. VALID without tails). The
