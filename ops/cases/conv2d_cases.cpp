@@ -34,6 +34,13 @@ std::vector<Geometry> geometries() {
        {1, 4, 3, 2},
        attrs({1, 1, 1, 1}, "EXPLICIT", "NHWC", {1, 2, 2, 1}, {0, 0, 1, 0, 0, 0, 0, 0})},
       {"NCHW SAME", {1, 2, 4, 4}, {3, 3, 2, 2}, {1, 2, 4, 4}, attrs({1, 1, 1, 1}, "SAME", "NCHW", {1, 1, 1, 1})},
+      // Wide enough for the CPU's Winograd tiles (16 channels and filters, stride 1): the case
+      // table runs them under every DAGRAD_MAX_CPU_ISA cap.
+      {"NHWC SAME 16 channels",
+       {1, 5, 6, 16},
+       {3, 3, 16, 16},
+       {1, 5, 6, 16},
+       attrs({1, 1, 1, 1}, "SAME", "NHWC", {1, 1, 1, 1})},
       {"NCHW VALID stride 2 grouped",
        {1, 4, 5, 5},
        {2, 2, 2, 2},
