@@ -61,7 +61,7 @@ void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, c
 // zero-padded input strips (filter_strips.cpp); conv2d_backprop_filter_fast otherwise.
 bool conv2d_filter_strips_apply(const ops::Conv2DGeometry& g);
 // The three ops by Winograd's minimal filtering on 6 x 6 tiles (winograd.cpp): float32 NHWC,
-// stride 1, no dilation, groups = 1, 3 to 5 taps a side, at least 16 channels and filters. Fewer
+// stride 1, dilations up to 4, groups = 1, 3 to 5 taps a side, at least 16 channels and filters. Fewer
 // multiplications (2.8 to 4 times), other roundings: within the reference's float32 tolerance.
 bool conv2d_winograd_applies(const ops::Conv2DGeometry& g);
 void conv2d_forward_winograd(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);

@@ -1,5 +1,5 @@
 // The float32 NHWC conv ops by Winograd's minimal filtering (winograd_matrices.hpp) on 6 x 6
-// tiles: stride 1, no dilation, groups = 1, filters of 3 to 5 taps a side. Per tile side F(4, 3),
+// tiles: stride 1, groups = 1, filters of 3 to 5 taps a side, dilations up to 4 (TileGrid). Per tile side F(4, 3),
 // F(3, 4) or F(2, 5) do with 36 products what takes 144, 144 or 100 multiply-adds directly.
 //
 // Conv2D and the input gradient are one correlation,
@@ -19,6 +19,7 @@
 // non-finite; the paths' finite rule then recomputes the call on the generic path.
 #include <algorithm>
 #include <array>
+#include <vector>
 
 #include <tbb/parallel_for.h>
 
@@ -43,6 +44,8 @@ constexpr int kPositions = kN * kN;
 constexpr i64 kDefaultL2 = i64{1} << 20;
 constexpr i64 kMaxBlock = 512;  // tiles per block at most (the pointer lists of the filter gradient)
 constexpr i64 kMinFilterBlock = 64, kMinChunkTiles = 128;
+// Dilations up to 4 a side (16 phases at most, each a grid of its own, so small grids waste more).
+constexpr i64 kMaxDilation = 4;
 
 i64 l2_bytes() { return cpu_info().l2_bytes > 0 ? cpu_info().l2_bytes : kDefaultL2; }
 
@@ -90,22 +93,60 @@ i64 block_tiles(i64 depth, i64 mr) {
   return std::clamp<i64>(fit / mr * mr, mr, kMaxBlock);
 }
 
-// The tiles of one image grid, numbered image by image, row by row.
-struct Tiling {
-  i64 rows, cols, per_image, count;  // tiles down, across, per image, in all
-};
-Tiling tiling(i64 batch, i64 out_rows, i64 out_cols, i64 m_rows, i64 m_cols) {
-  const i64 rows = (out_rows + m_rows - 1) / m_rows, cols = (out_cols + m_cols - 1) / m_cols;
-  return {rows, cols, rows * cols, batch * rows * cols};
-}
+// The output tiles of a call, numbered image by image. A dilation d splits each axis into d
+// phases (outputs o = phase + j d), each of them an undilated correlation on its own grid (the
+// inputs phase - pad + (j + a) d): a phase is a grid of m x m tiles of its outputs, and a tile's
+// output (i, j) and input (a, b) lie d apart. Without dilation there is one phase.
+class TileGrid {
+ public:
+  struct Tile {
+    i64 image, row, col;  // its first output
+  };
+  TileGrid(i64 batch, i64 out_rows, i64 out_cols, i64 m_rows, i64 m_cols, i64 dilation_rows, i64 dilation_cols)
+      : m_rows_(m_rows), m_cols_(m_cols), dilation_rows_(dilation_rows), dilation_cols_(dilation_cols) {
+    const auto tiles = [](i64 outputs, i64 phase, i64 d, i64 m) {
+      const i64 count = phase < outputs ? (outputs - phase + d - 1) / d : 0;
+      return (count + m - 1) / m;
+    };
+    for (i64 ph = 0; ph < dilation_rows; ++ph)
+      for (i64 pw = 0; pw < dilation_cols; ++pw) {
+        const i64 down = tiles(out_rows, ph, dilation_rows, m_rows),
+                  across = tiles(out_cols, pw, dilation_cols, m_cols);
+        if (down * across == 0) continue;
+        phases_.push_back({ph, pw, across, per_image_});
+        per_image_ += down * across;
+      }
+    count_ = batch * per_image_;
+  }
+  i64 count() const { return count_; }
+  Tile at(i64 tile) const {
+    const i64 image = tile / per_image_, local = tile % per_image_;
+    auto phase = phases_.begin();
+    while (phase + 1 != phases_.end() && (phase + 1)->first <= local) ++phase;
+    const i64 k = local - phase->first;
+    return {image, phase->row + k / phase->across * m_rows_ * dilation_rows_,
+            phase->col + k % phase->across * m_cols_ * dilation_cols_};
+  }
 
-// Pointers to the rows x cols pixels of an NHWC image from (top, left); `zeros` (depth zeros)
-// outside it: the transforms then load without a branch.
-void window(const float* image, i64 in_rows, i64 in_cols, i64 depth, i64 top, i64 left, int rows, int cols,
+ private:
+  struct Phase {
+    i64 row, col, across, first;  // its first output, tiles across, its first tile in the image
+  };
+  i64 m_rows_, m_cols_, dilation_rows_, dilation_cols_;
+  std::vector<Phase> phases_;  // at most kMaxDilation^2
+  i64 per_image_ = 0, count_ = 0;
+};
+
+// Pointers to rows x cols pixels of an NHWC image from (top, left), `step` apart; `zeros` (depth
+// zeros) outside it: the transforms then load without a branch.
+struct Window {
+  i64 top, left, step_rows, step_cols;
+};
+void window(const float* image, i64 in_rows, i64 in_cols, i64 depth, const Window& at, int rows, int cols,
             const float* zeros, const float** out) {
   for (int a = 0; a < rows; ++a)
     for (int b = 0; b < cols; ++b) {
-      const i64 h = top + a, w = left + b;
+      const i64 h = at.top + a * at.step_rows, w = at.left + b * at.step_cols;
       out[a * cols + b] = h >= 0 && h < in_rows && w >= 0 && w < in_cols ? image + (h * in_cols + w) * depth : zeros;
     }
 }
@@ -120,7 +161,7 @@ FloatBuffer zeroed(i64 count) {
 struct Correlation {
   i64 batch, in_rows, in_cols, in_depth;
   i64 out_rows, out_cols, out_depth;
-  i64 pad_top, pad_left;
+  i64 pad_top, pad_left, dilation_rows, dilation_cols;
   int taps_rows, taps_cols;
 };
 
@@ -143,24 +184,23 @@ void correlate(const Correlation& p, const float* in, const float* taps, float* 
   const Axis rows = axis(kN + 1 - p.taps_rows, p.taps_rows), cols = axis(kN + 1 - p.taps_cols, p.taps_cols);
   const i64 C = p.in_depth, K = p.out_depth, mr = register_rows(mk, K);
   const FloatBuffer u = transformed_taps(mk, rows, cols, taps, C, K);
-  const Tiling tiles = tiling(p.batch, p.out_rows, p.out_cols, rows.m, cols.m);
+  const TileGrid tiles(p.batch, p.out_rows, p.out_cols, rows.m, cols.m, p.dilation_rows, p.dilation_cols);
   const i64 block = block_tiles(C + K, mr);
   const FloatBuffer zeros = zeroed(C);
-  tbb::parallel_for(i64{0}, (tiles.count + block - 1) / block, [&](i64 task) {
+  tbb::parallel_for(i64{0}, (tiles.count() + block - 1) / block, [&](i64 task) {
     // V (block x 36 x C), M (block x 36 x K), and a row that takes the outputs of tiles that
     // overhang the image; from the caching allocator, as every workspace here (no fresh pages).
     const FloatBuffer scratch(kPositions * block * (C + K) + K);
     float* v = scratch.data();
     float* m = v + kPositions * block * C;
     float* spill = m + kPositions * block * K;
-    const i64 t0 = task * block, count = std::min(block, tiles.count - t0);
+    const i64 t0 = task * block, count = std::min(block, tiles.count() - t0);
     const float* pin[kPositions];
     float* pout[kPositions];
     for (i64 t = 0; t < count; ++t) {
-      const i64 tile = t0 + t, n = tile / tiles.per_image, th = tile % tiles.per_image / tiles.cols,
-                tw = tile % tiles.cols;
-      window(in + n * p.in_rows * p.in_cols * C, p.in_rows, p.in_cols, C, th * rows.m - p.pad_top,
-             tw * cols.m - p.pad_left, kN, kN, zeros.data(), pin);
+      const TileGrid::Tile o = tiles.at(t0 + t);
+      window(in + o.image * p.in_rows * p.in_cols * C, p.in_rows, p.in_cols, C,
+             {o.row - p.pad_top, o.col - p.pad_left, p.dilation_rows, p.dilation_cols}, kN, kN, zeros.data(), pin);
       for (int q = 0; q < kPositions; ++q) pout[q] = v + (t * kPositions + q) * C;
       mk.winograd_input(pin, pout, C);
     }
@@ -178,14 +218,13 @@ void correlate(const Correlation& p, const float* in, const float* taps, float* 
       }
     }
     for (i64 t = 0; t < count; ++t) {
-      const i64 tile = t0 + t, n = tile / tiles.per_image, th = tile % tiles.per_image / tiles.cols,
-                tw = tile % tiles.cols;
+      const TileGrid::Tile o = tiles.at(t0 + t);
       for (int q = 0; q < kPositions; ++q) pin[q] = m + (t * kPositions + q) * K;
       for (int i = 0; i < rows.m; ++i)
         for (int j = 0; j < cols.m; ++j) {
-          const i64 oh = th * rows.m + i, ow = tw * cols.m + j;
+          const i64 oh = o.row + i * p.dilation_rows, ow = o.col + j * p.dilation_cols;
           pout[i * cols.m + j] =
-              oh < p.out_rows && ow < p.out_cols ? out + ((n * p.out_rows + oh) * p.out_cols + ow) * K : spill;
+              oh < p.out_rows && ow < p.out_cols ? out + ((o.image * p.out_rows + oh) * p.out_cols + ow) * K : spill;
         }
       transform(mk, rows.output, cols.output, pin, pout, K);
     }
@@ -200,13 +239,14 @@ bool conv2d_winograd_applies(const Conv2DGeometry& g) {
   // tiles stream past it (the filter gradient's partial sums are as large).
   const double filter_position_bytes = static_cast<double>(g.in_depth) * static_cast<double>(g.out_depth) * 4;
   return g.data_format == ops::DataFormat::NHWC && g.groups == 1 && g.stride_rows == 1 && g.stride_cols == 1 &&
-         g.dilation_rows == 1 && g.dilation_cols == 1 && taps_ok(g.filter_rows) && taps_ok(g.filter_cols) &&
-         std::min(g.in_depth, g.out_depth) >= 16 && filter_position_bytes <= static_cast<double>(l2_bytes()) / 4;
+         g.dilation_rows <= kMaxDilation && g.dilation_cols <= kMaxDilation && taps_ok(g.filter_rows) &&
+         taps_ok(g.filter_cols) && std::min(g.in_depth, g.out_depth) >= 16 &&
+         filter_position_bytes <= static_cast<double>(l2_bytes()) / 4;
 }
 
 void conv2d_forward_winograd(const Conv2DGeometry& g, const float* x, const float* f, float* y) {
   correlate({g.batch, g.in_rows, g.in_cols, g.in_depth, g.out_rows, g.out_cols, g.out_depth, g.pad_top, g.pad_left,
-             static_cast<int>(g.filter_rows), static_cast<int>(g.filter_cols)},
+             g.dilation_rows, g.dilation_cols, static_cast<int>(g.filter_rows), static_cast<int>(g.filter_cols)},
             x, f, y);
 }
 
@@ -220,8 +260,10 @@ void conv2d_backprop_input_winograd(const Conv2DGeometry& g, const float* f, con
     for (i64 c = 0; c < C; ++c)
       for (i64 k = 0; k < K; ++k) dst[k * C + c] = src[c * K + k];
   });
-  correlate({g.batch, g.out_rows, g.out_cols, K, g.in_rows, g.in_cols, C, R - 1 - g.pad_top, S - 1 - g.pad_left,
-             static_cast<int>(R), static_cast<int>(S)},
+  // dx[i] = sum over taps k of f[k] dy[i + pad - k d]: with a = R - 1 - k, pad' = (R - 1) d - pad.
+  correlate({g.batch, g.out_rows, g.out_cols, K, g.in_rows, g.in_cols, C, (R - 1) * g.dilation_rows - g.pad_top,
+             (S - 1) * g.dilation_cols - g.pad_left, g.dilation_rows, g.dilation_cols, static_cast<int>(R),
+             static_cast<int>(S)},
             dy, turned.data(), dx);
 }
 
@@ -234,11 +276,11 @@ void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, co
   const FloatMatrix a_rows = transposed(rows.output), a_cols = transposed(cols.output);
   const FloatMatrix gt_rows = transposed(rows.filter), gt_cols = transposed(cols.filter);
   const i64 C = g.in_depth, K = g.out_depth, H = g.in_rows, W = g.in_cols, mr = register_rows(mk, K);
-  const Tiling tiles = tiling(g.batch, g.out_rows, g.out_cols, rows.m, cols.m);
+  const TileGrid tiles(g.batch, g.out_rows, g.out_cols, rows.m, cols.m, g.dilation_rows, g.dilation_cols);
   // Each block of tiles reads and writes all 36 x C x K partial sums: blocks of at least
   // kMinFilterBlock tiles (and chunks of at least kMinChunkTiles) amortise them where the filter is large.
   const i64 block = std::max(block_tiles(C + K, mr), kMinFilterBlock), msize = kPositions * C * K;
-  const i64 chunks = filter_reduction_chunks((tiles.count + kMinChunkTiles - 1) / kMinChunkTiles, 1,
+  const i64 chunks = filter_reduction_chunks((tiles.count() + kMinChunkTiles - 1) / kMinChunkTiles, 1,
                                              msize * static_cast<i64>(sizeof(float)));
   const ReductionPartials<float> partial(chunks, msize);
   const FloatBuffer zeros = zeroed(std::max(C, K));
@@ -252,17 +294,17 @@ void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, co
     float* pout[kPositions];
     const float* xs[kMaxBlock];
     const float* ys[kMaxBlock];
-    const i64 end = tiles.count * (chunk + 1) / chunks;
-    for (i64 t0 = tiles.count * chunk / chunks; t0 < end; t0 += block) {
+    const i64 end = tiles.count() * (chunk + 1) / chunks;
+    for (i64 t0 = tiles.count() * chunk / chunks; t0 < end; t0 += block) {
       const i64 count = std::min(block, end - t0);
       for (i64 t = 0; t < count; ++t) {
-        const i64 tile = t0 + t, n = tile / tiles.per_image, th = tile % tiles.per_image / tiles.cols,
-                  tw = tile % tiles.cols, oh = th * rows.m, ow = tw * cols.m;
-        window(x + n * H * W * C, H, W, C, oh - g.pad_top, ow - g.pad_left, kN, kN, zeros.data(), pin);
+        const TileGrid::Tile o = tiles.at(t0 + t);
+        window(x + o.image * H * W * C, H, W, C,
+               {o.row - g.pad_top, o.col - g.pad_left, g.dilation_rows, g.dilation_cols}, kN, kN, zeros.data(), pin);
         for (int q = 0; q < kPositions; ++q) pout[q] = v + (t * kPositions + q) * C;
         mk.winograd_input(pin, pout, C);
-        window(dy + n * g.out_rows * g.out_cols * K, g.out_rows, g.out_cols, K, oh, ow, rows.m, cols.m, zeros.data(),
-               pin);
+        window(dy + o.image * g.out_rows * g.out_cols * K, g.out_rows, g.out_cols, K,
+               {o.row, o.col, g.dilation_rows, g.dilation_cols}, rows.m, cols.m, zeros.data(), pin);
         for (int q = 0; q < kPositions; ++q) pout[q] = w + (t * kPositions + q) * K;
         transform(mk, a_rows, a_cols, pin, pout, K);
       }

@@ -1,8 +1,8 @@
 // The Winograd conv path: its matrices compute the correlation they stand for, its tile
 // transforms (generic, fixed-size and the hand-written BT) match a float64 product, its three
 // kernels match the reference on filters of 3 to 5 taps a side (square or not), every padding
-// mode (pads beyond the filter, odd sizes, channel tails), the same bits at 1 and 2 threads, its
-// finite rule on overflowing inputs, and its gradients by finite differences.
+// mode (pads beyond the filter, odd sizes, channel tails), dilations 1 to 4, the same bits at 1
+// and 2 threads, its finite rule on overflowing inputs, and its gradients by finite differences.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -54,10 +54,12 @@ struct Conv {
   i64 n, h, w, c, k, kh, kw;
   std::string padding;
   std::vector<i64> pads;  // EXPLICIT: top, bottom, left, right
+  i64 dilation = 1;
 };
 
 AttrMap attrs_of(const Conv& cs) {
-  ops::Conv2DOptions options{.strides = {1, 1, 1, 1}, .padding = cs.padding};
+  ops::Conv2DOptions options{
+      .strides = {1, 1, 1, 1}, .padding = cs.padding, .dilations = {1, cs.dilation, cs.dilation, 1}};
   if (!cs.pads.empty()) options.explicit_paddings = {0, 0, cs.pads[0], cs.pads[1], cs.pads[2], cs.pads[3], 0, 0};
   return ops::conv2d_attr_map(options);
 }
@@ -71,7 +73,7 @@ std::string describe(const Conv& cs) {
   std::string pads;
   for (const i64 p : cs.pads) pads += " " + std::to_string(p);
   return str_cat("N", cs.n, " ", cs.h, "x", cs.w, " C", cs.c, " K", cs.k, " filter ", cs.kh, "x", cs.kw, " ",
-                 cs.padding, pads);
+                 cs.padding, pads, " dilation ", cs.dilation);
 }
 
 // Every filter size the path takes, each padding mode, pads beyond the filter (the input
@@ -85,6 +87,11 @@ const Conv kConvs[] = {
     {3, 6, 5, 24, 16, 3, 5, "EXPLICIT", {6, 5, 2, 0}},
     {1, 13, 7, 130, 17, 4, 5, "SAME", {}},
     {1, 5, 5, 16, 16, 5, 5, "VALID", {}},
+    // Dilations: d x d phases, each its own grid of tiles (odd sizes give phases of unequal
+    // length; at 4 with VALID one phase alone has outputs).
+    {2, 11, 12, 16, 20, 3, 3, "SAME", {}, 2},
+    {1, 13, 10, 17, 24, 5, 4, "EXPLICIT", {3, 1, 0, 4}, 3},
+    {1, 9, 10, 16, 16, 3, 3, "VALID", {}, 4},
 };
 
 const char* const kOps[] = {"Conv2D", "Conv2DBackpropInputV2", "Conv2DBackpropFilterV2"};
@@ -251,7 +258,8 @@ TEST_CASE("the winograd path passes the gradient checker", "[cpu][conv][winograd
   // Every conv node of the symbolic side (the op's gradients, themselves conv ops of the same
   // geometry) forced onto the winograd path; float32 against float64 central differences.
   std::mt19937_64 rng(7);
-  for (const Conv& cs : {Conv{1, 6, 7, 16, 16, 5, 3, "SAME", {}}, Conv{2, 5, 6, 16, 17, 3, 4, "VALID", {}}})
+  for (const Conv& cs : {Conv{1, 6, 7, 16, 16, 5, 3, "SAME", {}}, Conv{2, 5, 6, 16, 17, 3, 4, "VALID", {}},
+                         Conv{1, 7, 6, 16, 16, 3, 3, "SAME", {}, 2}})
     for (const char* op : kOps) {
       GradCheckOptions options;
       options.mode = GradCheckMode::Fast;
