@@ -8,8 +8,9 @@
 // n of 16 or more run on the tiles instead (matmul_amx.cpp): float32 sums in another order, rounded once.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <type_traits>
-#include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -29,19 +30,28 @@ constexpr i64 kRowTile = 4;       // rows of C sharing each loaded row of B
 constexpr i64 kDepthBlock = 256;  // rows of B kept hot in cache per pass
 
 // Row-major copy of the transpose of a [rows, cols] matrix (in register tiles, transpose.hpp,
-// for the 4- and 2-byte types).
+// for the 4- and 2-byte types), in workspace from the caching host allocator: a fresh vector of a
+// dense layer's weights cost page faults at every step.
 template <class T>
-std::vector<T> transposed(const T* src, i64 rows, i64 cols) {
-  std::vector<T> dst(static_cast<std::size_t>(rows * cols));
-  if constexpr (std::is_same_v<T, double>) {
-    tbb::parallel_for(i64{0}, cols, [&](i64 j) {
-      for (i64 i = 0; i < rows; ++i) dst[static_cast<std::size_t>(j * rows + i)] = src[i * cols + j];
-    });
-  } else {
-    transpose_images(src, 1, rows, cols, dst.data());
+class Transposed {
+ public:
+  Transposed(const T* src, i64 rows, i64 cols)
+      : buffer_(std::make_unique<Buffer>(host_allocator(),
+                                         static_cast<std::size_t>(std::max<i64>(rows * cols, 1)) * sizeof(T))) {
+    T* dst = data();
+    if constexpr (std::is_same_v<T, double>) {
+      tbb::parallel_for(i64{0}, cols, [&](i64 j) {
+        for (i64 i = 0; i < rows; ++i) dst[j * rows + i] = src[i * cols + j];
+      });
+    } else {
+      transpose_images(src, 1, rows, cols, dst);
+    }
   }
-  return dst;
-}
+  T* data() const { return static_cast<T*>(buffer_->data()); }
+
+ private:
+  std::unique_ptr<Buffer> buffer_;  // Buffer itself does not move
+};
 
 template <class T>
 void gemm_rows(const T* a, const T* b, T* c, i64 row_begin, i64 row_end, i64 k, i64 n) {
@@ -101,8 +111,8 @@ class Packed {
     const T* p = t.data<T>();
     const i64 rows = t.shape()[0], cols = t.shape()[1];
     if (transpose) {
-      transposed_ = transposed(p, rows, cols);
-      p = transposed_.data();
+      transposed_.emplace(p, rows, cols);
+      p = transposed_->data();
     }
     if constexpr (is_reduced_float_v<T>) {
       widened_ = std::make_unique<FloatBuffer>(to_float(p, rows * cols));
@@ -114,7 +124,7 @@ class Packed {
   const A* data() const { return data_; }
 
  private:
-  std::vector<T> transposed_;
+  std::optional<Transposed<T>> transposed_;
   std::unique_ptr<FloatBuffer> widened_;
   const A* data_ = nullptr;
 };
@@ -130,12 +140,12 @@ void mat_mul(KernelContext& c) {
   const i64 k = ta ? a.shape()[0] : a.shape()[1];
   if constexpr (std::is_same_v<T, bfloat16>) {
     if (const AmxKernels* tiles = amx_kernels(); tiles && k >= 16 && n >= 16) {
-      const auto row_major = [](const Tensor& t, bool transpose, std::vector<T>& copy) {
+      const auto row_major = [](const Tensor& t, bool transpose, std::optional<Transposed<T>>& copy) {
         if (!transpose) return t.data<T>();
-        copy = transposed(t.data<T>(), t.shape()[0], t.shape()[1]);
-        return static_cast<const T*>(copy.data());
+        copy.emplace(t.data<T>(), t.shape()[0], t.shape()[1]);
+        return static_cast<const T*>(copy->data());
       };
-      std::vector<T> ca, cb;
+      std::optional<Transposed<T>> ca, cb;
       const auto bits = [](const T* p) { return reinterpret_cast<const std::uint16_t*>(p); };
       matmul_bf16_amx(bits(row_major(a, ta, ca)), bits(row_major(b, tb, cb)),
                       reinterpret_cast<std::uint16_t*>(out.data<T>()), m, k, n, *tiles);
