@@ -10,6 +10,7 @@
 #include <dagrad/dagrad.hpp>
 
 #include "support/error_of.hpp"
+#include "support/scoped_env.hpp"
 
 using namespace dagrad;
 using Catch::Matchers::Contains;
@@ -47,12 +48,7 @@ struct Captured {
   }
 };
 
-// Sets an environment variable for one scope (ctest runs each test case in its own process).
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(std::string n, const char* value) : name(std::move(n)) { setenv(name.c_str(), value, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
+using testing::ScopedEnv;
 
 }  // namespace
 

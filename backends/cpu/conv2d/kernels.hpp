@@ -64,6 +64,10 @@ bool conv2d_filter_strips_apply(const ops::Conv2DGeometry& g);
 // stride 1, dilations up to 4, groups = 1, 3 to 5 taps a side, at least 16 channels and filters. Fewer
 // multiplications (2.8 to 4 times), other roundings: within the reference's float32 tolerance.
 bool conv2d_winograd_applies(const ops::Conv2DGeometry& g);
+// Whether calls that force no path take it where it applies: yes unless the environment sets
+// DAGRAD_CONV_WINOGRAD=0 (1 is the default; another value is an InvalidArgument naming it), read at
+// each call. For users who want the direct sums' rounding, as TF_ENABLE_WINOGRAD_NONFUSED=0 is for cuDNN.
+bool conv2d_winograd_by_default();
 void conv2d_forward_winograd(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 void conv2d_backprop_input_winograd(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 void conv2d_backprop_filter_winograd(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);

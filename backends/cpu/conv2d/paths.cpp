@@ -112,7 +112,7 @@ bool nchw_slabs_row(const Conv2DGeometry& g) {
   return first != rows.end() - 1 && first->name != "col2im";
 }
 template <ConvOp op>
-bool winograd_row(const Conv2DGeometry& g) {
+bool winograd_applies(const Conv2DGeometry& g) {
   return bounded<op>(g) && conv2d_winograd_applies(g);
 }
 bool always(const Conv2DGeometry&) { return true; }
@@ -140,6 +140,14 @@ constexpr ConvPath float_row(std::string_view name, bool (*applies)(const Conv2D
   return {name, applies, finite, widened<op, fast, half>, widened<op, fast, bfloat16>, fast, nullptr};
 }
 
+// Winograd's tiles, which DAGRAD_CONV_WINOGRAD=0 takes out of the default choice.
+template <ConvOp op, FloatKernel fast>
+constexpr ConvPath winograd_row() {
+  ConvPath row = float_row<op, fast>("winograd", winograd_applies<op>, FiniteRule::RerunIfNonFinite);
+  row.by_default = conv2d_winograd_by_default;
+  return row;
+}
+
 // The NCHW pointwise GEMM claims half and float32, not bfloat16: widened, it ran the 1x1 64 -> 256
 // layer of the bench at 20-26 ms where nchw_slabs on the native bfloat16 kernels took 11-15 (Zen 5).
 template <ConvOp op, FloatKernel fast>
@@ -157,7 +165,7 @@ constexpr ConvPath kForward[] = {
     // First layers. half and bfloat16: x widened once, y narrowed row by row (no float32 copy of y).
     {"strips", forward_strips_row, FiniteRule::FilterIfPadded, conv2d_forward_strips<half>,
      conv2d_forward_strips<bfloat16>, conv2d_forward_strips<float>},
-    float_row<kF, conv2d_forward_winograd>("winograd", winograd_row<kF>, FiniteRule::RerunIfNonFinite),
+    winograd_row<kF, conv2d_forward_winograd>(),
     float_row<kF, conv2d_forward_fast>("nhwc_fast", nhwc_fast_row<kF>, FiniteRule::FilterIfPadded),
     // NCHW. Pointwise: no padding, and its column tails run single floats: no finite rule.
     pointwise_row<kF, conv2d_forward_nchw_pointwise>(),
@@ -174,7 +182,7 @@ constexpr ConvPath kBackpropInput[] = {
     {"bf16_native", bf16_native_row<kI>, FiniteRule::FilterIfMissed, nullptr, conv2d_backprop_input_bf16},
     // First layers; only real terms are added, so no finite rule.
     float_row<kI, conv2d_backprop_input_col2im>("col2im", input_col2im_row, FiniteRule::None),
-    float_row<kI, conv2d_backprop_input_winograd>("winograd", winograd_row<kI>, FiniteRule::RerunIfNonFinite),
+    winograd_row<kI, conv2d_backprop_input_winograd>(),
     float_row<kI, conv2d_backprop_input_fast>("nhwc_fast", nhwc_fast_row<kI>, FiniteRule::FilterIfMissed),
     pointwise_row<kI, conv2d_backprop_input_nchw_pointwise>(),
     {"nchw_slabs", nchw_slabs_row<kI>, FiniteRule::None, conv2d_backprop_input_nchw_slabs<half>,
@@ -190,7 +198,7 @@ constexpr ConvPath kBackpropFilter[] = {
     // First layers. half and bfloat16 widen block by block as they copy: no whole-tensor copies.
     {"strips", filter_strips_row, FiniteRule::RerunIfNonFinite, conv2d_backprop_filter_strips<half>,
      conv2d_backprop_filter_strips<bfloat16>, conv2d_backprop_filter_strips<float>},
-    float_row<kW, conv2d_backprop_filter_winograd>("winograd", winograd_row<kW>, FiniteRule::RerunIfNonFinite),
+    winograd_row<kW, conv2d_backprop_filter_winograd>(),
     float_row<kW, conv2d_backprop_filter_fast>("nhwc_fast", filter_nhwc_row, FiniteRule::RerunIfNonFinite),
     // NCHW on the NHWC rows; bfloat16 in one slab of the whole batch, on its native kernels.
     {"nchw_slabs", nchw_slabs_row<kW>, FiniteRule::RerunIfNonFinite,
@@ -270,7 +278,7 @@ const ConvPath& conv2d_choose_path(ConvOp computation, std::string_view op, cons
   const auto table = conv2d_path_table(computation);
   if (forced.empty()) {
     for (const ConvPath& path : table)
-      if (path.applies_to(g, dtype)) return path;
+      if (path.applies_to(g, dtype) && (path.by_default == nullptr || path.by_default())) return path;
     return table.back();  // unreachable: generic claims every float dtype
   }
   const auto it = std::find_if(table.begin(), table.end(), [&](const ConvPath& p) { return p.name == forced; });

@@ -41,6 +41,8 @@ struct ConvPath {
   ConvKernel<bfloat16> bfloat16_kernel = nullptr;
   ConvKernel<float> float_kernel = nullptr;
   ConvKernel<double> double_kernel = nullptr;
+  // Whether a call that forces no path may take the row (null: always); forcing it by name still can.
+  bool (*by_default)() = nullptr;
 
   template <class T>
   ConvKernel<T> kernel() const {

@@ -19,6 +19,8 @@
 // non-finite; the paths' finite rule then recomputes the call on the generic path.
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include <tbb/parallel_for.h>
@@ -29,6 +31,7 @@
 #include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/core/error.hpp"
 
 namespace dagrad::cpu {
 
@@ -242,6 +245,14 @@ bool conv2d_winograd_applies(const Conv2DGeometry& g) {
          g.dilation_rows <= kMaxDilation && g.dilation_cols <= kMaxDilation && taps_ok(g.filter_rows) &&
          taps_ok(g.filter_cols) && std::min(g.in_depth, g.out_depth) >= 16 &&
          filter_position_bytes <= static_cast<double>(l2_bytes()) / 4;
+}
+
+bool conv2d_winograd_by_default() {
+  const char* value = std::getenv("DAGRAD_CONV_WINOGRAD");
+  if (value == nullptr) return true;
+  const std::string_view v(value);
+  if (v != "0" && v != "1") invalid_argument("DAGRAD_CONV_WINOGRAD: '", v, "' is not 0 or 1");
+  return v == "1";
 }
 
 void conv2d_forward_winograd(const Conv2DGeometry& g, const float* x, const float* f, float* y) {

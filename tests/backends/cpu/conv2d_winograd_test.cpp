@@ -17,10 +17,12 @@
 #include <dagrad/dagrad.hpp>
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/paths.hpp"
 #include "dagrad/backends/cpu/conv2d/winograd_matrices.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 #include "ops/conv_test_util.hpp"
 #include "support/error_of.hpp"
+#include "support/scoped_env.hpp"
 
 namespace {
 
@@ -80,7 +82,7 @@ std::string describe(const Conv& cs) {
 // gradient's offsets turn negative), sizes that are no multiple of the tiles, channel tails,
 // reductions of 16 to 130.
 const Conv kConvs[] = {
-    {16, 14, 14, 32, 64, 5, 5, "SAME", {}},  // train_cnn's second layer
+    {8, 14, 14, 32, 64, 5, 5, "SAME", {}},  // train_cnn's second layer
     {1, 9, 11, 17, 20, 3, 3, "SAME", {}},
     {2, 7, 10, 16, 33, 4, 4, "VALID", {}},
     {1, 8, 9, 20, 18, 5, 3, "EXPLICIT", {3, 1, 0, 4}},
@@ -269,4 +271,32 @@ TEST_CASE("the winograd path passes the gradient checker", "[cpu][conv][winograd
       INFO(op << " " << describe(cs) << "\n" << result.report());
       CHECK(result.passed);
     }
+}
+
+TEST_CASE("DAGRAD_CONV_WINOGRAD=0 keeps unforced calls on direct sums; forcing still works; other values are errors",
+          "[cpu][conv][winograd]") {
+  std::mt19937_64 rng(8);
+  const Conv cs{2, 9, 8, 16, 24, 3, 3, "SAME", {}};
+  const ops::Conv2DGeometry g = geometry_of(cs);
+  const std::vector<Tensor> in = op_inputs("Conv2D", cs, DType::Float32, rng);
+  const auto chosen = [&] {
+    return std::string(cpu::conv2d_choose_path(cpu::ConvOp::Forward, "Conv2D", g, DType::Float32, {}).name);
+  };
+  CHECK(chosen() == "winograd");
+  {
+    const testing::ScopedEnv on("DAGRAD_CONV_WINOGRAD", "1");
+    CHECK(chosen() == "winograd");
+  }
+  {
+    const testing::ScopedEnv off("DAGRAD_CONV_WINOGRAD", "0");
+    CHECK(chosen() == "nhwc_fast");
+    CHECK(same_bits(run_op("Conv2D", in, attrs_of(cs)).at(0),
+                    run_op("Conv2D", in, attrs_of(cs), {.kernel_path = "nhwc_fast"}).at(0)));
+    CHECK(std::string(cpu::conv2d_choose_path(cpu::ConvOp::BackpropFilter, "Conv2DBackpropFilterV2", g, DType::Float32,
+                                              "winograd")
+                          .name) == "winograd");
+  }
+  const testing::ScopedEnv bad("DAGRAD_CONV_WINOGRAD", "yes");
+  CHECK_THAT(testing::error_of([&] { run_op("Conv2D", in, attrs_of(cs)); }),
+             Catch::Matchers::Contains("DAGRAD_CONV_WINOGRAD: 'yes' is not 0 or 1"));
 }
