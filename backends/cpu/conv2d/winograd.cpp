@@ -1,18 +1,20 @@
 // The float32 NHWC conv ops by Winograd's minimal filtering (winograd_matrices.hpp) on 6 x 6
-// tiles: stride 1, groups = 1, filters of 3 to 5 taps a side, dilations up to 4 (TileGrid). Per tile side F(4, 3),
-// F(3, 4) or F(2, 5) do with 36 products what takes 144, 144 or 100 multiply-adds directly.
+// tiles: stride 1, groups = 1, filters of 3 to 5 taps a side, dilations up to 4 (TileGrid). Per
+// side F(4, 3), F(3, 4) or F(2, 5) do with 36 products what takes 144, 144 or 100 multiply-adds.
 //
 // Conv2D and the input gradient are one correlation,
-//   out[n][o + (i, j)][0:K] = sum over taps (a, b) and channels c of in[n][o - pad + (a, b)][c] * taps[a][b][c][0:K]
-// (reads outside `in` are zeros): Conv2D with the filter, the input gradient with dy as `in` and the
-// filter turned half a turn with its channels and filters swapped (pad becomes taps - 1 - pad).
+//   out[n][o + (i, j) d][0:K] = sum over taps (a, b) and channels c of
+//                               in[n][o - pad + (a, b) d][c] * taps[a][b][c][0:K]
+// (reads outside `in` are zeros): Conv2D with the filter, the input gradient with dy as `in` and
+// the filter turned half a turn with its channels and filters swapped (pad' = (taps - 1) d - pad).
 // Blocks of output tiles (sized so that their transformed tiles stay in L2) are the tasks: each
 // transforms its input tiles (V = BT d B, channels side by side), multiplies V by the transformed
 // filter (U = G g G^T) at each of the 36 tile positions on the `rows` micro-kernel, and transforms
 // the products back (AT M A) into the output.
-// The filter gradient correlates the input with dy: per axis F(taps, 7 - taps), dy's tiles as the
-// "filter". The products of the transformed input and dy tiles are summed over all tiles (the
-// `pixels` micro-kernel, in fixed chunks of tiles added in chunk order) and transformed back once.
+// The filter gradient is the derivative of Conv2D's tiles with respect to U, then to g:
+// M = sum over tiles of (AT^T dY AT) * (BT x B) on the `pixels` micro-kernel (in fixed chunks of
+// tiles added in chunk order), and df = G^T M G once. Its matrices are those of Conv2D's F(m, r),
+// whose entries stay small (F(r, m) with dy's tiles as the filter had 2^4 in AT, and 3x the error).
 //
 // Each output element is summed in an order fixed by the shapes alone. The transforms form every
 // product, zeros included, so an Inf or NaN read anywhere in a tile makes outputs of that tile
@@ -34,9 +36,6 @@
 #include "dagrad/core/error.hpp"
 
 namespace dagrad::cpu {
-
-std::int64_t filter_reduction_chunks(std::int64_t pixel_rows, std::int64_t tasks_per_chunk, std::int64_t filter_bytes);
-
 namespace {
 
 using ops::Conv2DGeometry;
