@@ -33,6 +33,7 @@
 #include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/backends/cpu/transpose.hpp"
 #include "dagrad/core/error.hpp"
 
 namespace dagrad::cpu {
@@ -153,6 +154,16 @@ void window(const float* image, i64 in_rows, i64 in_cols, i64 depth, const Windo
     }
 }
 
+// BT d B of the 6 x 6 input tile at `at` into v (36 x depth floats, position-major).
+void input_tile(const MicroKernels& mk, const float* image, i64 in_rows, i64 in_cols, i64 depth, const Window& at,
+                const float* zeros, float* v) {
+  const float* pin[kPositions];
+  float* pout[kPositions];
+  window(image, in_rows, in_cols, depth, at, kN, kN, zeros, pin);
+  for (int q = 0; q < kPositions; ++q) pout[q] = v + q * depth;
+  mk.winograd_input(pin, pout, depth);
+}
+
 FloatBuffer zeroed(i64 count) {
   FloatBuffer z(count);
   std::fill_n(z.data(), count, 0.0f);
@@ -201,10 +212,9 @@ void correlate(const Correlation& p, const float* in, const float* taps, float* 
     float* pout[kPositions];
     for (i64 t = 0; t < count; ++t) {
       const TileGrid::Tile o = tiles.at(t0 + t);
-      window(in + o.image * p.in_rows * p.in_cols * C, p.in_rows, p.in_cols, C,
-             {o.row - p.pad_top, o.col - p.pad_left, p.dilation_rows, p.dilation_cols}, kN, kN, zeros.data(), pin);
-      for (int q = 0; q < kPositions; ++q) pout[q] = v + (t * kPositions + q) * C;
-      mk.winograd_input(pin, pout, C);
+      input_tile(mk, in + o.image * p.in_rows * p.in_cols * C, p.in_rows, p.in_cols, C,
+                 {o.row - p.pad_top, o.col - p.pad_left, p.dilation_rows, p.dilation_cols}, zeros.data(),
+                 v + t * kPositions * C);
     }
     const float* a[kMaxRows];
     float* c[kMaxRows];
@@ -264,12 +274,8 @@ void conv2d_backprop_input_winograd(const Conv2DGeometry& g, const float* f, con
   // The filter turned half a turn, channels and filters swapped: t[a][b][k][c] = f[R-1-a][S-1-b][c][k].
   const i64 R = g.filter_rows, S = g.filter_cols, C = g.in_depth, K = g.out_depth;
   FloatBuffer turned(R * S * C * K);
-  tbb::parallel_for(i64{0}, R * S, [&](i64 tap) {
-    const float* src = f + (R * S - 1 - tap) * C * K;
-    float* dst = turned.data() + tap * K * C;
-    for (i64 c = 0; c < C; ++c)
-      for (i64 k = 0; k < K; ++k) dst[k * C + c] = src[c * K + k];
-  });
+  for (i64 tap = 0; tap < R * S; ++tap)
+    transpose_images(f + (R * S - 1 - tap) * C * K, 1, C, K, turned.data() + tap * K * C);
   // dx[i] = sum over taps k of f[k] dy[i + pad - k d]: with a = R - 1 - k, pad' = (R - 1) d - pad.
   correlate({g.batch, g.out_rows, g.out_cols, K, g.in_rows, g.in_cols, C, (R - 1) * g.dilation_rows - g.pad_top,
              (S - 1) * g.dilation_cols - g.pad_left, g.dilation_rows, g.dilation_cols, static_cast<int>(R),
@@ -309,10 +315,9 @@ void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, co
       const i64 count = std::min(block, end - t0);
       for (i64 t = 0; t < count; ++t) {
         const TileGrid::Tile o = tiles.at(t0 + t);
-        window(x + o.image * H * W * C, H, W, C,
-               {o.row - g.pad_top, o.col - g.pad_left, g.dilation_rows, g.dilation_cols}, kN, kN, zeros.data(), pin);
-        for (int q = 0; q < kPositions; ++q) pout[q] = v + (t * kPositions + q) * C;
-        mk.winograd_input(pin, pout, C);
+        input_tile(mk, x + o.image * H * W * C, H, W, C,
+                   {o.row - g.pad_top, o.col - g.pad_left, g.dilation_rows, g.dilation_cols}, zeros.data(),
+                   v + t * kPositions * C);
         window(dy + o.image * g.out_rows * g.out_cols * K, g.out_rows, g.out_cols, K,
                {o.row, o.col, g.dilation_rows, g.dilation_cols}, rows.m, cols.m, zeros.data(), pin);
         for (int q = 0; q < kPositions; ++q) pout[q] = w + (t * kPositions + q) * K;
