@@ -9,8 +9,15 @@ inline constexpr int kMaxRows = 8;
 inline constexpr int kMaxTaps = 64;
 // Grid tiles (few columns, registers to spare) hold at most kMaxGridRows rows.
 inline constexpr int kMaxGridRows = 12;
-// Winograd tile transforms take at most kMaxTransform x kMaxTransform tiles.
-inline constexpr int kMaxTransform = 6;
+// Winograd's tile transforms: to n x n from at most kMaxTransformSide a side, or from n x n to at
+// most kMaxTransformSide a side (and less than n), for n = 6 or 8 (winograd_matrices.hpp).
+inline constexpr int kMaxTransformSide = 6;
+constexpr bool winograd_tile(int n) { return n == 6 || n == 8; }
+constexpr bool transform_supported(int ni, int nj, int na, int nb) {
+  const auto side = [](int s, int limit) { return s >= 1 && s <= limit && s <= kMaxTransformSide; };
+  return (ni == nj && winograd_tile(ni) && side(na, ni) && side(nb, ni)) ||
+         (na == nb && winograd_tile(na) && side(ni, na - 1) && side(nj, na - 1));
+}
 
 struct MicroKernels {
   int vector_width;  // floats per vector register
@@ -30,13 +37,14 @@ struct MicroKernels {
                long long nrows, const float* y, long long sy, float* d, long long ldd, bool accumulate);
   int (*grid_max_rows)(long long n);
   // out[i*nj + j][0:n] = sum_{a<na} sum_{b<nb} L[i*na + a] * in[a*nb + b][0:n] * R[j*nb + b]: the
-  // two-sided tile transform L X R^T of Winograd's algorithm for n channels side by side; sizes at
-  // most kMaxTransform, a null `in` pointer reads zeros. Every product is formed, zeros included.
+  // two-sided tile transform L X R^T of Winograd's algorithm for n channels side by side; sizes as
+  // transform_supported says, a null `in` pointer reads zeros. Every product is formed, zeros included.
   void (*transform)(int ni, int nj, int na, int nb, const float* L, const float* R, const float* const* in,
                     float* const* out, long long n);
-  // transform's input side for the 6 x 6 tiles of winograd_matrices.hpp, L = R = BT, with BT's
-  // zeros and units skipped (16 operations a row instead of 36): out[i*6 + j] = (BT X B)[i][j].
-  void (*winograd_input)(const float* const* in, float* const* out, long long n);
+  // transform's input side for the t x t tiles of winograd_matrices.hpp (t = 6 or 8), L = R = BT,
+  // with BT's zeros and units skipped and its rows formed in pairs (16 operations a row instead of
+  // 36; 26 instead of 64): out[i*t + j] = (BT X B)[i][j].
+  void (*winograd_input)(int t, const float* const* in, float* const* out, long long n);
 };
 
 // The best set this CPU supports (checked once).

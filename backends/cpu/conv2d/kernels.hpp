@@ -60,10 +60,15 @@ void conv2d_backprop_filter_fast(const ops::Conv2DGeometry& g, const float* x, c
 // The float32 filter gradient (NHWC or NCHW) of small-channel layers (groups = 1, KH * KW * C <= 160) on
 // zero-padded input strips (filter_strips.cpp); conv2d_backprop_filter_fast otherwise.
 bool conv2d_filter_strips_apply(const ops::Conv2DGeometry& g);
-// The three ops by Winograd's minimal filtering on 6 x 6 tiles (winograd.cpp): float32 NHWC,
-// stride 1, dilations up to 4, groups = 1, 3 to 5 taps a side, at least 16 channels and filters. Fewer
-// multiplications (2.8 to 4 times), other roundings: within the reference's float32 tolerance.
+// The three ops by Winograd's minimal filtering on 6 x 6 or 8 x 8 tiles (winograd.cpp): float32
+// NHWC, stride 1, dilations up to 4, groups = 1, 3 to 5 taps a side, at least 16 channels and
+// filters. Fewer multiplications (2.8 to 6 times), other roundings: within the reference's float32
+// tolerance.
 bool conv2d_winograd_applies(const ops::Conv2DGeometry& g);
+// The tile side Conv2D (or, with backprop_input, the input gradient) takes: 8 where it sums over at
+// most 64 channels with 4 or 5 taps a side and its outputs take at least a quarter fewer products
+// on 8 x 8 tiles than on 6 x 6 (winograd.cpp says why), else 6. The filter gradient always takes 6.
+int conv2d_winograd_tile(const ops::Conv2DGeometry& g, bool backprop_input);
 // Whether calls that force no path take it where it applies: yes unless the environment sets
 // DAGRAD_CONV_WINOGRAD=0 (1 is the default; another value is an InvalidArgument naming it), read at
 // each call. For users who want the direct sums' rounding, as TF_ENABLE_WINOGRAD_NONFUSED=0 is for cuDNN.

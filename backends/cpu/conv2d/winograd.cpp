@@ -1,6 +1,8 @@
-// The float32 NHWC conv ops by Winograd's minimal filtering (winograd_matrices.hpp) on 6 x 6
+// The float32 NHWC conv ops by Winograd's minimal filtering (winograd_matrices.hpp) on n x n
 // tiles: stride 1, groups = 1, filters of 3 to 5 taps a side, dilations up to 4 (TileGrid). Per
-// side F(4, 3), F(3, 4) or F(2, 5) do with 36 products what takes 144, 144 or 100 multiply-adds.
+// side F(7 - r, r) on n = 6 (F(4, 3), F(3, 4), F(2, 5): 36 products for what takes 144, 144 or
+// 100 multiply-adds), or F(9 - r, r) on n = 8 (64 products for 324, 256 or 400), which Conv2D and
+// the input gradient take where it saves at least a quarter of the products (tile_side).
 //
 // Conv2D and the input gradient are one correlation,
 //   out[n][o + (i, j) d][0:K] = sum over taps (a, b) and channels c of
@@ -9,7 +11,7 @@
 // the filter turned half a turn with its channels and filters swapped (pad' = (taps - 1) d - pad).
 // Blocks of output tiles (sized so that their transformed tiles stay in L2) are the tasks: each
 // transforms its input tiles (V = BT d B, channels side by side), multiplies V by the transformed
-// filter (U = G g G^T) at each of the 36 tile positions on the `rows` micro-kernel, and transforms
+// filter (U = G g G^T) at each of the n^2 tile positions on the `rows` micro-kernel, and transforms
 // the products back (AT M A) into the output.
 // The filter gradient is the derivative of Conv2D's tiles with respect to U, then to g:
 // M = sum over tiles of (AT^T dY AT) * (BT x B) on the `pixels` micro-kernel (in fixed chunks of
@@ -42,35 +44,37 @@ namespace {
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
-constexpr int kN = kWinogradTile;
-constexpr int kPositions = kN * kN;
+constexpr int kMaxN = kMaxWinogradTile;
+constexpr int kMaxPositions = kMaxN * kMaxN;
 constexpr i64 kDefaultL2 = i64{1} << 20;
 constexpr i64 kMaxBlock = 512;  // tiles per block at most (the pointer lists of the filter gradient)
 constexpr i64 kMinFilterBlock = 64, kMinChunkTiles = 128;
 // Dilations up to 4 a side (16 phases at most, each a grid of its own, so small grids waste more).
 constexpr i64 kMaxDilation = 4;
+// The filter gradient's tiles: on 8 x 8 its float32 error came out near the 1e-5 tolerance.
+constexpr int kFilterGradientTile = 6;
 
 i64 l2_bytes() { return cpu_info().l2_bytes > 0 ? cpu_info().l2_bytes : kDefaultL2; }
 
 // A matrix of winograd_matrices in float32, rows x cols.
 struct FloatMatrix {
   int rows = 0, cols = 0;
-  std::array<float, kN * kN> v{};
+  std::array<float, kMaxPositions> v{};
 };
-FloatMatrix to_float(const std::array<double, kN * kN>& d, int rows, int cols) {
+FloatMatrix to_float(const std::array<double, kMaxPositions>& d, int rows, int cols) {
   FloatMatrix f{rows, cols, {}};
   for (int i = 0; i < rows * cols; ++i) f.v[i] = static_cast<float>(d[i]);
   return f;
 }
 
-// One axis of a tiling: F(m, r), and the matrices it transforms with.
+// One axis of a tiling: F(m, r) on n points, and the matrices it transforms with.
 struct Axis {
-  int m, r;
+  int m, r, n;
   FloatMatrix output, filter;  // AT (m x n), G (n x r); BT is the micro-kernels' winograd_input
 };
-Axis axis(int m, int r) {
-  const WinogradMatrices w = winograd_matrices(m, r);
-  return {m, r, to_float(w.output, m, kN), to_float(w.filter, kN, r)};
+Axis axis(int n, int r) {
+  const WinogradMatrices w = winograd_matrices(n + 1 - r, r);
+  return {w.m, r, n, to_float(w.output, w.m, n), to_float(w.filter, n, r)};
 }
 
 FloatMatrix transposed(const FloatMatrix& a) {
@@ -83,16 +87,18 @@ FloatMatrix transposed(const FloatMatrix& a) {
 // out = L X R^T for every channel: the two axes' matrices on the tile's rows and columns.
 void transform(const MicroKernels& mk, const FloatMatrix& l, const FloatMatrix& r, const float* const* in,
                float* const* out, i64 channels) {
+  DAGRAD_REQUIRE_CODE(transform_supported(l.rows, r.rows, l.cols, r.cols), Internal, "winograd: no ", l.rows, "x",
+                      r.rows, " from ", l.cols, "x", r.cols, " tile transform");
   mk.transform(l.rows, r.rows, l.cols, r.cols, l.v.data(), r.v.data(), in, out, channels);
 }
 
 // Rows of a register tile for products `columns` wide: taller where the columns take few registers.
 i64 register_rows(const MicroKernels& mk, i64 columns) { return std::min<i64>(kMaxRows, mk.grid_max_rows(columns)); }
 
-// Tiles per block: mr-multiples whose transformed tiles (of `depth` floats at each of the 36
-// positions) fill at most half of L2.
-i64 block_tiles(i64 depth, i64 mr) {
-  const i64 fit = l2_bytes() / 2 / (kPositions * depth * static_cast<i64>(sizeof(float)));
+// Tiles per block: mr-multiples whose transformed tiles (of `depth` floats at each of the
+// `positions`) fill at most half of L2.
+i64 block_tiles(i64 depth, i64 mr, i64 positions) {
+  const i64 fit = l2_bytes() / 2 / (positions * depth * static_cast<i64>(sizeof(float)));
   return std::clamp<i64>(fit / mr * mr, mr, kMaxBlock);
 }
 
@@ -154,14 +160,14 @@ void window(const float* image, i64 in_rows, i64 in_cols, i64 depth, const Windo
     }
 }
 
-// BT d B of the 6 x 6 input tile at `at` into v (36 x depth floats, position-major).
-void input_tile(const MicroKernels& mk, const float* image, i64 in_rows, i64 in_cols, i64 depth, const Window& at,
-                const float* zeros, float* v) {
-  const float* pin[kPositions];
-  float* pout[kPositions];
-  window(image, in_rows, in_cols, depth, at, kN, kN, zeros, pin);
-  for (int q = 0; q < kPositions; ++q) pout[q] = v + q * depth;
-  mk.winograd_input(pin, pout, depth);
+// BT d B of the n x n input tile at `at` into v (n^2 x depth floats, position-major).
+void input_tile(const MicroKernels& mk, int n, const float* image, i64 in_rows, i64 in_cols, i64 depth,
+                const Window& at, const float* zeros, float* v) {
+  const float* pin[kMaxPositions];
+  float* pout[kMaxPositions];
+  window(image, in_rows, in_cols, depth, at, n, n, zeros, pin);
+  for (int q = 0; q < n * n; ++q) pout[q] = v + q * depth;
+  mk.winograd_input(n, pin, pout, depth);
 }
 
 FloatBuffer zeroed(i64 count) {
@@ -178,15 +184,35 @@ struct Correlation {
   int taps_rows, taps_cols;
 };
 
+// 8 x 8 tiles round more (their matrices hold up to 2^(m - 1), and BT 21/4): measured against
+// float64 on uniform data, F(4, 5) errs by 5 to 7e-6 of the largest magnitude on sums over 32 to 64
+// channels, 8.5e-6 over 96 and 1.1e-5 over 128, past the 1e-5 every conv path meets, where 6 x 6
+// tiles err by 1 to 4e-6 over 16 to 512 channels. So 8 only where the sum runs over at most
+// kMaxDeepTileDepth channels, every axis has 4 or 5 taps (F(6, 3)'s 2^5 erred more), and the
+// outputs (with the tiles' overhang) take at least a quarter fewer products than on 6 x 6: 5 taps
+// on 14 x 14 outputs take 16 tiles of 64 against 49 of 36.
+constexpr i64 kMaxDeepTileDepth = 64;
+int tile_side(const Correlation& p) {
+  if (p.in_depth > kMaxDeepTileDepth || std::min(p.taps_rows, p.taps_cols) < 4) return 6;
+  const auto products = [&](int n) {
+    return TileGrid(1, p.out_rows, p.out_cols, n + 1 - p.taps_rows, n + 1 - p.taps_cols, p.dilation_rows,
+                    p.dilation_cols)
+               .count() *
+           n * n;
+  };
+  return 4 * products(kMaxN) <= 3 * products(6) ? kMaxN : 6;
+}
+
 // U[pos][c][0:K] = (G g G^T)[pos] for the taps g[a][b][c][0:K].
 FloatBuffer transformed_taps(const MicroKernels& mk, const Axis& rows, const Axis& cols, const float* taps, i64 depth,
                              i64 filters) {
-  FloatBuffer u(kPositions * depth * filters);
+  const int positions = rows.n * cols.n;
+  FloatBuffer u(positions * depth * filters);
   tbb::parallel_for(i64{0}, depth, [&](i64 c) {
-    const float* in[kN * kN];
-    float* out[kPositions];
+    const float* in[kMaxPositions];
+    float* out[kMaxPositions];
     for (int t = 0; t < rows.r * cols.r; ++t) in[t] = taps + (t * depth + c) * filters;
-    for (int p = 0; p < kPositions; ++p) out[p] = u.data() + (p * depth + c) * filters;
+    for (int p = 0; p < positions; ++p) out[p] = u.data() + (p * depth + c) * filters;
     transform(mk, rows.filter, cols.filter, in, out, filters);
   });
   return u;
@@ -194,44 +220,47 @@ FloatBuffer transformed_taps(const MicroKernels& mk, const Axis& rows, const Axi
 
 void correlate(const Correlation& p, const float* in, const float* taps, float* out) {
   const MicroKernels& mk = micro_kernels();
-  const Axis rows = axis(kN + 1 - p.taps_rows, p.taps_rows), cols = axis(kN + 1 - p.taps_cols, p.taps_cols);
+  const int n = tile_side(p);
+  const int positions = n * n;
+  const Axis rows = axis(n, p.taps_rows), cols = axis(n, p.taps_cols);
   const i64 C = p.in_depth, K = p.out_depth, mr = register_rows(mk, K);
   const FloatBuffer u = transformed_taps(mk, rows, cols, taps, C, K);
   const TileGrid tiles(p.batch, p.out_rows, p.out_cols, rows.m, cols.m, p.dilation_rows, p.dilation_cols);
-  const i64 block = block_tiles(C + K, mr);
+  const i64 block = block_tiles(C + K, mr, positions);
   const FloatBuffer zeros = zeroed(C);
   tbb::parallel_for(i64{0}, (tiles.count() + block - 1) / block, [&](i64 task) {
-    // V (block x 36 x C), M (block x 36 x K), and a row that takes the outputs of tiles that
+    // V (block x n^2 x C), M (block x n^2 x K), and a row that takes the outputs of tiles that
     // overhang the image; from the caching allocator, as every workspace here (no fresh pages).
-    const FloatBuffer scratch(kPositions * block * (C + K) + K);
+    const FloatBuffer scratch(positions * block * (C + K) + K);
     float* v = scratch.data();
-    float* m = v + kPositions * block * C;
-    float* spill = m + kPositions * block * K;
+    float* m = v + positions * block * C;
+    float* spill = m + positions * block * K;
     const i64 t0 = task * block, count = std::min(block, tiles.count() - t0);
-    const float* pin[kPositions];
-    float* pout[kPositions];
+    TileGrid::Tile at[kMaxBlock];
     for (i64 t = 0; t < count; ++t) {
-      const TileGrid::Tile o = tiles.at(t0 + t);
-      input_tile(mk, in + o.image * p.in_rows * p.in_cols * C, p.in_rows, p.in_cols, C,
-                 {o.row - p.pad_top, o.col - p.pad_left, p.dilation_rows, p.dilation_cols}, zeros.data(),
-                 v + t * kPositions * C);
+      at[t] = tiles.at(t0 + t);
+      input_tile(mk, n, in + at[t].image * p.in_rows * p.in_cols * C, p.in_rows, p.in_cols, C,
+                 {at[t].row - p.pad_top, at[t].col - p.pad_left, p.dilation_rows, p.dilation_cols}, zeros.data(),
+                 v + t * positions * C);
     }
     const float* a[kMaxRows];
     float* c[kMaxRows];
-    for (int q = 0; q < kPositions; ++q) {
+    for (int q = 0; q < positions; ++q) {
       const float* uq = u.data() + q * C * K;
       for (i64 r0 = 0; r0 < count; r0 += mr) {
         const int nr = static_cast<int>(std::min(mr, count - r0));
         for (int r = 0; r < nr; ++r) {
-          a[r] = v + ((r0 + r) * kPositions + q) * C;
-          c[r] = m + ((r0 + r) * kPositions + q) * K;
+          a[r] = v + ((r0 + r) * positions + q) * C;
+          c[r] = m + ((r0 + r) * positions + q) * K;
         }
         mk.rows(nr, K, a, 0, &uq, 1, C, K, c, 0, false);
       }
     }
+    const float* pin[kMaxPositions];
+    float* pout[kMaxPositions];
     for (i64 t = 0; t < count; ++t) {
-      const TileGrid::Tile o = tiles.at(t0 + t);
-      for (int q = 0; q < kPositions; ++q) pin[q] = m + (t * kPositions + q) * K;
+      const TileGrid::Tile& o = at[t];
+      for (int q = 0; q < positions; ++q) pin[q] = m + (t * positions + q) * K;
       for (int i = 0; i < rows.m; ++i)
         for (int j = 0; j < cols.m; ++j) {
           const i64 oh = o.row + i * p.dilation_rows, ow = o.col + j * p.dilation_cols;
@@ -241,6 +270,39 @@ void correlate(const Correlation& p, const float* in, const float* taps, float* 
       transform(mk, rows.output, cols.output, pin, pout, K);
     }
   });
+}
+
+Correlation forward_correlation(const Conv2DGeometry& g) {
+  return {g.batch,
+          g.in_rows,
+          g.in_cols,
+          g.in_depth,
+          g.out_rows,
+          g.out_cols,
+          g.out_depth,
+          g.pad_top,
+          g.pad_left,
+          g.dilation_rows,
+          g.dilation_cols,
+          static_cast<int>(g.filter_rows),
+          static_cast<int>(g.filter_cols)};
+}
+
+// dx[i] = sum over taps k of f[k] dy[i + pad - k d]: with a = R - 1 - k, pad' = (R - 1) d - pad.
+Correlation input_gradient_correlation(const Conv2DGeometry& g) {
+  return {g.batch,
+          g.out_rows,
+          g.out_cols,
+          g.out_depth,
+          g.in_rows,
+          g.in_cols,
+          g.in_depth,
+          (g.filter_rows - 1) * g.dilation_rows - g.pad_top,
+          (g.filter_cols - 1) * g.dilation_cols - g.pad_left,
+          g.dilation_rows,
+          g.dilation_cols,
+          static_cast<int>(g.filter_rows),
+          static_cast<int>(g.filter_cols)};
 }
 
 }  // namespace
@@ -264,10 +326,12 @@ bool conv2d_winograd_by_default() {
   return v == "1";
 }
 
+int conv2d_winograd_tile(const Conv2DGeometry& g, bool backprop_input) {
+  return tile_side(backprop_input ? input_gradient_correlation(g) : forward_correlation(g));
+}
+
 void conv2d_forward_winograd(const Conv2DGeometry& g, const float* x, const float* f, float* y) {
-  correlate({g.batch, g.in_rows, g.in_cols, g.in_depth, g.out_rows, g.out_cols, g.out_depth, g.pad_top, g.pad_left,
-             g.dilation_rows, g.dilation_cols, static_cast<int>(g.filter_rows), static_cast<int>(g.filter_cols)},
-            x, f, y);
+  correlate(forward_correlation(g), x, f, y);
 }
 
 void conv2d_backprop_input_winograd(const Conv2DGeometry& g, const float* f, const float* dy, float* dx) {
@@ -276,26 +340,23 @@ void conv2d_backprop_input_winograd(const Conv2DGeometry& g, const float* f, con
   FloatBuffer turned(R * S * C * K);
   for (i64 tap = 0; tap < R * S; ++tap)
     transpose_images(f + (R * S - 1 - tap) * C * K, 1, C, K, turned.data() + tap * K * C);
-  // dx[i] = sum over taps k of f[k] dy[i + pad - k d]: with a = R - 1 - k, pad' = (R - 1) d - pad.
-  correlate({g.batch, g.out_rows, g.out_cols, K, g.in_rows, g.in_cols, C, (R - 1) * g.dilation_rows - g.pad_top,
-             (S - 1) * g.dilation_cols - g.pad_left, g.dilation_rows, g.dilation_cols, static_cast<int>(R),
-             static_cast<int>(S)},
-            dy, turned.data(), dx);
+  correlate(input_gradient_correlation(g), dy, turned.data(), dx);
 }
 
 void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, const float* dy, float* df) {
   const MicroKernels& mk = micro_kernels();
   const int R = static_cast<int>(g.filter_rows), S = static_cast<int>(g.filter_cols);
-  // Conv2D's F(7 - taps, taps) per axis, differentiated: its tiles, dy's tiles transformed by
+  // Conv2D's F(n + 1 - taps, taps) per axis, differentiated: its tiles, dy's tiles transformed by
   // AT^T, and G^T on the sums.
-  const Axis rows = axis(kN + 1 - R, R), cols = axis(kN + 1 - S, S);
+  const int n = kFilterGradientTile, positions = n * n;
+  const Axis rows = axis(n, R), cols = axis(n, S);
   const FloatMatrix a_rows = transposed(rows.output), a_cols = transposed(cols.output);
   const FloatMatrix gt_rows = transposed(rows.filter), gt_cols = transposed(cols.filter);
   const i64 C = g.in_depth, K = g.out_depth, H = g.in_rows, W = g.in_cols, mr = register_rows(mk, K);
   const TileGrid tiles(g.batch, g.out_rows, g.out_cols, rows.m, cols.m, g.dilation_rows, g.dilation_cols);
-  // Each block of tiles reads and writes all 36 x C x K partial sums: blocks of at least
+  // Each block of tiles reads and writes all n^2 x C x K partial sums: blocks of at least
   // kMinFilterBlock tiles (and chunks of at least kMinChunkTiles) amortise them where the filter is large.
-  const i64 block = std::max(block_tiles(C + K, mr), kMinFilterBlock), msize = kPositions * C * K;
+  const i64 block = std::max(block_tiles(C + K, mr, positions), kMinFilterBlock), msize = positions * C * K;
   const i64 chunks = filter_reduction_chunks((tiles.count() + kMinChunkTiles - 1) / kMinChunkTiles, 1,
                                              msize * static_cast<i64>(sizeof(float)));
   const ReductionPartials<float> partial(chunks, msize);
@@ -303,11 +364,11 @@ void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, co
   tbb::parallel_for(i64{0}, chunks, [&](i64 chunk) {
     float* sums = partial.chunk(chunk);
     std::fill_n(sums, msize, 0.0f);
-    const FloatBuffer scratch(kPositions * block * (C + K));
-    float* v = scratch.data();              // block x 36 x C: transformed input tiles
-    float* w = v + kPositions * block * C;  // block x 36 x K: transformed dy tiles
-    const float* pin[kPositions];
-    float* pout[kPositions];
+    const FloatBuffer scratch(positions * block * (C + K));
+    float* v = scratch.data();             // block x n^2 x C: transformed input tiles
+    float* w = v + positions * block * C;  // block x n^2 x K: transformed dy tiles
+    const float* pin[kMaxPositions];
+    float* pout[kMaxPositions];
     const float* xs[kMaxBlock];
     const float* ys[kMaxBlock];
     const i64 end = tiles.count() * (chunk + 1) / chunks;
@@ -315,18 +376,18 @@ void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, co
       const i64 count = std::min(block, end - t0);
       for (i64 t = 0; t < count; ++t) {
         const TileGrid::Tile o = tiles.at(t0 + t);
-        input_tile(mk, x + o.image * H * W * C, H, W, C,
+        input_tile(mk, n, x + o.image * H * W * C, H, W, C,
                    {o.row - g.pad_top, o.col - g.pad_left, g.dilation_rows, g.dilation_cols}, zeros.data(),
-                   v + t * kPositions * C);
+                   v + t * positions * C);
         window(dy + o.image * g.out_rows * g.out_cols * K, g.out_rows, g.out_cols, K,
                {o.row, o.col, g.dilation_rows, g.dilation_cols}, rows.m, cols.m, zeros.data(), pin);
-        for (int q = 0; q < kPositions; ++q) pout[q] = w + (t * kPositions + q) * K;
+        for (int q = 0; q < positions; ++q) pout[q] = w + (t * positions + q) * K;
         transform(mk, a_rows, a_cols, pin, pout, K);
       }
-      for (int q = 0; q < kPositions; ++q) {
+      for (int q = 0; q < positions; ++q) {
         for (i64 t = 0; t < count; ++t) {
-          xs[t] = v + (t * kPositions + q) * C;
-          ys[t] = w + (t * kPositions + q) * K;
+          xs[t] = v + (t * positions + q) * C;
+          ys[t] = w + (t * positions + q) * K;
         }
         for (i64 c0 = 0; c0 < C; c0 += mr) {
           const int nr = static_cast<int>(std::min(mr, C - c0));
@@ -338,9 +399,9 @@ void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, co
   float* total = partial.chunk(0);
   partial.sum_to(total);
   tbb::parallel_for(i64{0}, C, [&](i64 c) {
-    const float* pin[kPositions];
-    float* pout[kPositions];
-    for (int q = 0; q < kPositions; ++q) pin[q] = total + (q * C + c) * K;
+    const float* pin[kMaxPositions];
+    float* pout[kMaxPositions];
+    for (int q = 0; q < positions; ++q) pin[q] = total + (q * C + c) * K;
     for (int t = 0; t < R * S; ++t) pout[t] = df + (t * C + c) * K;
     transform(mk, gt_rows, gt_cols, pin, pout, K);
   });

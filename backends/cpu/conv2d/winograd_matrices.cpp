@@ -13,10 +13,11 @@
 namespace dagrad::cpu {
 namespace {
 
-constexpr int kN = kWinogradTile;
-// And infinity, the last row. With 1/2 in place of 2, float32 errors came out 2 to 3 times smaller
-// than on {0, 1, -1, 2, -2} (simulated: F(2, 5) and F(4, 3), Conv2D and the filter gradient).
-constexpr double kPoints[kN - 1] = {0, 1, -1, 0.5, -2};
+constexpr int kMaxN = kMaxWinogradTile;
+// The first n - 1 of them, and infinity, the last row. With 1/2 in place of 2, float32 errors on
+// 6 points came out 2 to 3 times smaller than on {0, 1, -1, 2, -2} (simulated: F(2, 5) and
+// F(4, 3), Conv2D and the filter gradient); on 8 points the set is the usual one.
+constexpr double kPoints[kMaxN - 1] = {0, 1, -1, 0.5, -2, 2, -0.5};
 
 double power(double x, int e) {
   double p = 1;
@@ -24,12 +25,12 @@ double power(double x, int e) {
   return p;
 }
 
-// The coefficients (lowest first) of prod over the finite points l != skip of (x - p_l).
-std::array<double, kN> product_but(int skip) {
-  std::array<double, kN> c{};
+// The coefficients (lowest first) of prod over the first n - 1 points but l = skip of (x - p_l).
+std::array<double, kMaxN> product_but(int n, int skip) {
+  std::array<double, kMaxN> c{};
   c[0] = 1;
   int degree = 0;
-  for (int l = 0; l < kN - 1; ++l) {
+  for (int l = 0; l < n - 1; ++l) {
     if (l == skip) continue;
     for (int i = degree + 1; i > 0; --i) c[i] = c[i - 1] - kPoints[l] * c[i];
     c[0] = -kPoints[l] * c[0];
@@ -41,21 +42,23 @@ std::array<double, kN> product_but(int skip) {
 }  // namespace
 
 WinogradMatrices winograd_matrices(int m, int r) {
-  if (m < 1 || r < 1 || m + r - 1 != kN)
-    invalid_argument("Winograd F(", m, ", ", r, "): needs m, r >= 1 with m + r - 1 = ", kN);
+  const int n = m + r - 1;
+  if (m < 1 || r < 1 || (n != 6 && n != kMaxN))
+    invalid_argument("Winograd F(", m, ", ", r, "): needs m, r >= 1 with m + r - 1 = 6 or ", kMaxN);
   WinogradMatrices w;
   w.m = m;
   w.r = r;
-  for (int j = 0; j < kN; ++j) {
-    const bool infinite = j == kN - 1;
+  w.n = n;
+  for (int j = 0; j < n; ++j) {
+    const bool infinite = j == n - 1;
     double scale = 1;  // s_j
     if (!infinite)
-      for (int l = 0; l < kN - 1; ++l)
+      for (int l = 0; l < n - 1; ++l)
         if (l != j) scale *= kPoints[j] - kPoints[l];
-    for (int i = 0; i < m; ++i) w.output[i * kN + j] = infinite ? (i == m - 1 ? 1 : 0) : power(kPoints[j], i);
+    for (int i = 0; i < m; ++i) w.output[i * n + j] = infinite ? (i == m - 1 ? 1 : 0) : power(kPoints[j], i);
     for (int k = 0; k < r; ++k) w.filter[j * r + k] = infinite ? (k == r - 1 ? 1 : 0) : power(kPoints[j], k) / scale;
-    const std::array<double, kN> lagrange = product_but(infinite ? -1 : j);
-    for (int i = 0; i < kN; ++i) w.input[j * kN + i] = lagrange[i];
+    const std::array<double, kMaxN> lagrange = product_but(n, infinite ? -1 : j);
+    for (int i = 0; i < n; ++i) w.input[j * n + i] = lagrange[i];
   }
   return w;
 }

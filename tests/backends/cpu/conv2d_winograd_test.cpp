@@ -1,14 +1,17 @@
-// The Winograd conv path: its matrices compute the correlation they stand for, its tile
-// transforms (generic, fixed-size and the hand-written BT) match a float64 product, its three
-// kernels match the reference on filters of 3 to 5 taps a side (square or not), every padding
-// mode (pads beyond the filter, odd sizes, channel tails), dilations 1 to 4, the same bits at 1
-// and 2 threads, its finite rule on overflowing inputs, and its gradients by finite differences.
+// The Winograd conv path: its matrices compute the correlation they stand for on 6 and 8 points,
+// its tile transforms (every size the micro-kernel takes, and the hand-written BT) match a float64
+// product, its three kernels match the reference on filters of 3 to 5 taps a side (square or not),
+// on both tile sides, every padding mode (pads beyond the filter, odd sizes, channel tails),
+// dilations 1 to 4, the same bits at 1 and 2 threads, its finite rule on overflowing inputs, and
+// its gradients by finite differences.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tbb/task_arena.h>
@@ -28,7 +31,6 @@ namespace {
 
 using namespace dagrad;
 using i64 = std::int64_t;
-constexpr int kN = cpu::kWinogradTile;
 
 std::vector<double> random_values(std::size_t n, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -40,15 +42,16 @@ std::vector<double> random_values(std::size_t n, std::mt19937_64& rng) {
 // y = AT [(G g) * (BT d)] in float64.
 std::vector<double> winograd_1d(const cpu::WinogradMatrices& w, const std::vector<double>& d,
                                 const std::vector<double>& g) {
-  std::vector<double> product(kN), y(static_cast<std::size_t>(w.m));
-  for (int j = 0; j < kN; ++j) {
+  const int n = w.n;
+  std::vector<double> product(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(w.m));
+  for (int j = 0; j < n; ++j) {
     double gj = 0, dj = 0;
     for (int k = 0; k < w.r; ++k) gj += w.filter[j * w.r + k] * g[k];
-    for (int i = 0; i < kN; ++i) dj += w.input[j * kN + i] * d[i];
+    for (int i = 0; i < n; ++i) dj += w.input[j * n + i] * d[i];
     product[j] = gj * dj;
   }
   for (int i = 0; i < w.m; ++i)
-    for (int j = 0; j < kN; ++j) y[i] += w.output[i * kN + j] * product[j];
+    for (int j = 0; j < n; ++j) y[i] += w.output[i * n + j] * product[j];
   return y;
 }
 
@@ -123,39 +126,51 @@ bool same_bits(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-TEST_CASE("winograd matrices compute the correlation of every F(m, r) with m + r - 1 = 6", "[cpu][conv][winograd]") {
+TEST_CASE("winograd matrices compute the correlation of every F(m, r) with m + r - 1 = 6 or 8",
+          "[cpu][conv][winograd]") {
   std::mt19937_64 rng(1);
-  for (int r = 1; r <= kN; ++r) {
-    const int m = kN + 1 - r;
-    const cpu::WinogradMatrices w = cpu::winograd_matrices(m, r);
-    CHECK(w.m == m);
-    CHECK(w.r == r);
-    for (int trial = 0; trial < 20; ++trial) {
-      const std::vector<double> d = random_values(kN, rng), g = random_values(static_cast<std::size_t>(r), rng);
-      const std::vector<double> y = winograd_1d(w, d, g);
-      for (int i = 0; i < m; ++i) {
-        double direct = 0;
-        for (int k = 0; k < r; ++k) direct += d[i + k] * g[k];
-        INFO("F(" << m << ", " << r << ") output " << i);
-        CHECK(y[i] == Approx(direct).margin(1e-12));
+  for (const int n : {6, 8})
+    for (int r = 1; r <= n; ++r) {
+      const int m = n + 1 - r;
+      const cpu::WinogradMatrices w = cpu::winograd_matrices(m, r);
+      CHECK(w.m == m);
+      CHECK(w.r == r);
+      CHECK(w.n == n);
+      for (int trial = 0; trial < 20; ++trial) {
+        const std::vector<double> d = random_values(static_cast<std::size_t>(n), rng),
+                                  g = random_values(static_cast<std::size_t>(r), rng);
+        const std::vector<double> y = winograd_1d(w, d, g);
+        for (int i = 0; i < m; ++i) {
+          double direct = 0;
+          for (int k = 0; k < r; ++k) direct += d[i + k] * g[k];
+          INFO("F(" << m << ", " << r << ") output " << i);
+          CHECK(y[i] == Approx(direct).margin(1e-12));
+        }
       }
+      // BT holds halves on 6 points and quarters on 8 (exact in binary; the other fractions are
+      // in G), the same for every F(m, r) of a tile side.
+      for (const double b : w.input) CHECK(4 * b == std::round(4 * b));
+      if (n == 6)
+        for (const double b : w.input) CHECK(2 * b == std::round(2 * b));
+      CHECK(w.input == cpu::winograd_matrices(n, 1).input);
     }
-    // BT holds halves (exact in binary; the other fractions are in G), the same for every F(m, r).
-    for (const double b : w.input) CHECK(2 * b == std::round(2 * b));
-    CHECK(w.input == cpu::winograd_matrices(kN, 1).input);
-  }
   CHECK_THAT(testing::error_of([] { cpu::winograd_matrices(2, 4); }), Catch::Matchers::Contains("F(2, 4)"));
+  CHECK_THAT(testing::error_of([] { cpu::winograd_matrices(3, 5); }), Catch::Matchers::Contains("= 6 or 8"));
   CHECK_THAT(testing::error_of([] { cpu::winograd_matrices(0, 7); }), Catch::Matchers::Contains("m, r >= 1"));
 }
 
-TEST_CASE("the tile transform micro-kernel matches a float64 product for every tile size", "[cpu][conv][winograd]") {
+TEST_CASE("the tile transform micro-kernel matches a float64 product for every size it takes",
+          "[cpu][conv][winograd]") {
   const cpu::MicroKernels& mk = cpu::micro_kernels();
   std::mt19937_64 rng(2);
   const i64 lanes = 2 * mk.vector_width + 3;  // whole vectors and a tail
-  for (int ni = 1; ni <= cpu::kMaxTransform; ++ni)
-    for (int nj = 1; nj <= cpu::kMaxTransform; ++nj)
-      for (int na = 1; na <= cpu::kMaxTransform; ++na)
-        for (int nb = 1; nb <= cpu::kMaxTransform; ++nb) {
+  int sizes = 0;
+  for (int ni = 1; ni <= 8; ++ni)
+    for (int nj = 1; nj <= 8; ++nj)
+      for (int na = 1; na <= 8; ++na)
+        for (int nb = 1; nb <= 8; ++nb) {
+          if (!cpu::transform_supported(ni, nj, na, nb)) continue;
+          ++sizes;
           std::vector<float> l(static_cast<std::size_t>(ni * na)), r(static_cast<std::size_t>(nj * nb));
           for (float& v : l) v = static_cast<float>(random_values(1, rng)[0]);
           for (float& v : r) v = static_cast<float>(random_values(1, rng)[0]);
@@ -180,28 +195,65 @@ TEST_CASE("the tile transform micro-kernel matches a float64 product for every t
           INFO(ni << "x" << nj << " from " << na << "x" << nb);
           CHECK(worst < 1e-5);
         }
+  // To 6 x 6 and 8 x 8 from 1 to 6 a side; from 6 x 6 to 1 to 5, from 8 x 8 to 1 to 6.
+  CHECK(sizes == 2 * 36 + 25 + 36);
+  CHECK(!cpu::transform_supported(7, 7, 8, 8));
+  CHECK(!cpu::transform_supported(6, 6, 7, 7));
+  CHECK(!cpu::transform_supported(5, 5, 5, 5));
 }
 
-TEST_CASE("the hand-written BT transform equals the generic transform with the generated BT", "[cpu][conv][winograd]") {
+TEST_CASE("the hand-written BT transforms match a float64 product with the generated BT", "[cpu][conv][winograd]") {
   const cpu::MicroKernels& mk = cpu::micro_kernels();
-  const cpu::WinogradMatrices w = cpu::winograd_matrices(2, 5);
-  std::vector<float> bt(w.input.begin(), w.input.end());
   std::mt19937_64 rng(3);
   const i64 lanes = 3 * mk.vector_width + 1;
-  std::vector<float> in(static_cast<std::size_t>(kN * kN * lanes)), fast(in.size()), generic(in.size());
-  for (float& v : in) v = static_cast<float>(random_values(1, rng)[0]);
-  const float* pin[kN * kN];
-  float *pfast[kN * kN], *pgeneric[kN * kN];
-  for (int e = 0; e < kN * kN; ++e) {
-    pin[e] = e % 7 == 3 ? nullptr : in.data() + e * lanes;  // zeros where a tile leaves the image
-    pfast[e] = fast.data() + e * lanes;
-    pgeneric[e] = generic.data() + e * lanes;
+  for (const int n : {6, 8}) {
+    const cpu::WinogradMatrices w = cpu::winograd_matrices(n, 1);
+    std::vector<float> in(static_cast<std::size_t>(n * n * lanes)), got(in.size());
+    for (float& v : in) v = static_cast<float>(random_values(1, rng)[0]);
+    std::vector<const float*> pin(static_cast<std::size_t>(n * n));
+    std::vector<float*> pout(static_cast<std::size_t>(n * n));
+    for (int e = 0; e < n * n; ++e) {
+      pin[e] = e % 7 == 3 ? nullptr : in.data() + e * lanes;  // zeros where a tile leaves the image
+      pout[e] = got.data() + e * lanes;
+    }
+    mk.winograd_input(n, pin.data(), pout.data(), lanes);
+    double worst = 0;  // relative to the sum of the terms' magnitudes (float32 sums of up to 36 terms)
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        for (i64 c = 0; c < lanes; ++c) {
+          double want = 0, magnitude = 1e-30;
+          for (int a = 0; a < n; ++a)
+            for (int b = 0; b < n; ++b)
+              if (pin[a * n + b]) {
+                const double term = w.input[i * n + a] * pin[a * n + b][c] * w.input[j * n + b];
+                want += term;
+                magnitude += std::abs(term);
+              }
+          worst = std::max(worst, std::abs(got[(i * n + j) * lanes + c] - want) / magnitude);
+        }
+    INFO(n << " x " << n);
+    CHECK(worst < 1e-6);
   }
-  mk.winograd_input(pin, pfast, lanes);
-  mk.transform(kN, kN, kN, kN, bt.data(), bt.data(), pin, pgeneric, lanes);
-  double worst = 0;
-  for (std::size_t i = 0; i < fast.size(); ++i) worst = std::max(worst, double{std::abs(fast[i] - generic[i])});
-  CHECK(worst < 1e-4);  // sums of up to 36 terms below 6.25 each, in other orders
+}
+
+TEST_CASE("conv2d and the input gradient take 8 x 8 tiles where they save a quarter of the products",
+          "[cpu][conv][winograd]") {
+  const auto tile = [](const Conv& cs, bool input) { return cpu::conv2d_winograd_tile(geometry_of(cs), input); };
+  CHECK(tile({8, 14, 14, 32, 64, 5, 5, "SAME", {}}, false) == 8);  // 16 tiles of 64 against 49 of 36
+  CHECK(tile({8, 14, 14, 32, 64, 5, 5, "SAME", {}}, true) == 8);
+  CHECK(tile({8, 56, 56, 32, 64, 4, 4, "SAME", {}}, false) == 8);  // 144 x 64 against 361 x 36
+  CHECK(tile({8, 56, 56, 32, 64, 3, 3, "SAME", {}}, false) == 6);  // 3 taps: F(6, 3) errs more
+  CHECK(tile({8, 56, 56, 32, 64, 5, 3, "SAME", {}}, false) == 6);
+  CHECK(tile({1, 14, 14, 65, 64, 5, 5, "SAME", {}}, false) == 6);  // sums over more than 64 channels
+  CHECK(tile({1, 14, 14, 65, 64, 5, 5, "SAME", {}}, true) == 8);   // (the input gradient's are the 64 filters)
+  CHECK(tile({1, 14, 14, 64, 65, 5, 5, "SAME", {}}, true) == 6);
+  CHECK(tile({1, 5, 5, 16, 16, 5, 5, "VALID", {}}, false) == 6);  // one output: one tile either way
+  CHECK(tile({1, 5, 5, 16, 16, 5, 5, "VALID", {}}, true) == 6);   // 5 x 5 outputs: 4 tiles of 64, 9 of 36
+  // The case table below runs both sides in both ops.
+  std::set<std::pair<int, bool>> seen;
+  for (const Conv& cs : kConvs)
+    for (const bool input : {false, true}) seen.insert({tile(cs, input), input});
+  CHECK(seen.size() == 4);
 }
 
 TEST_CASE("the winograd path matches the reference in every dtype it claims", "[cpu][conv][winograd]") {
