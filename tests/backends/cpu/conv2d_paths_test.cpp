@@ -229,8 +229,8 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
   } catch (const Error& e) {
     CHECK(e.code() == Code::InvalidArgument);
     CHECK(std::string(e.what()) ==
-          "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, amx, bf16_native, strips, "
-          "winograd, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, generic");
+          "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, amx, winograd, bf16_native, "
+          "strips, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, generic");
   }
   CHECK_THAT(error_of([&] {
                run_op("Conv2D", {xc, f}, attrs_c, {.kernel_path = "nhwc_fast"});
@@ -250,7 +250,7 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
         run_op("Conv2DBackpropInput", {sizes, f, dy}, attrs, {.kernel_path = "strips"});
       }),
       Contains("Conv2DBackpropInput: unknown kernel path 'strips'; the paths of Conv2DBackpropInput are "
-               "depthwise, amx, bf16_native, col2im, winograd, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, "
+               "depthwise, amx, winograd, bf16_native, col2im, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, "
                "generic"));
   CHECK_THAT(error_of([&] {
                run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.kernel_path = "nchw_slabs"});
@@ -264,9 +264,9 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
   const Output r = ops::relu(graph, ops::constant(graph, x));
   CHECK(Session(graph, {.kernel_path = "bogus"}).run({}, r).shape() == x.shape());
   CHECK(cpu::conv2d_paths("Relu").empty());
-  CHECK(cpu::conv2d_paths("Conv2DBackpropFilter") == std::vector<std::string_view>{"depthwise", "amx", "bf16_native",
-                                                                                   "strips", "winograd", "nhwc_fast",
-                                                                                   "nchw_slabs", "generic"});
+  CHECK(cpu::conv2d_paths("Conv2DBackpropFilter") ==
+        std::vector<std::string_view>{"depthwise", "amx", "strips", "winograd", "bf16_native", "nhwc_fast",
+                                      "nchw_slabs", "generic"});
 }
 
 TEST_CASE("the default cpu conv dispatch picks the expected path for representative calls", "[cpu][conv][paths]") {
@@ -276,7 +276,10 @@ TEST_CASE("the default cpu conv dispatch picks the expected path for representat
     const char *forward, *input, *filter;
   };
   const bool bf16 = cpu::conv2d_bf16_native_available(), amx = cpu::conv2d_amx_available();
-  const char* const bf16_row = amx ? "amx" : bf16 ? "bf16_native" : "winograd";
+  // bfloat16 where Winograd's tiles apply: AMX first, else widened on them (faster than the native
+  // pairs); where they do not, the native pairs where the CPU has them.
+  const char* const bf16_winograd_row = amx ? "amx" : "winograd";
+  const char* const bf16_row = amx ? "amx" : bf16 ? "bf16_native" : "nhwc_fast";
   const auto big_pads = [] {  // 1x1 filter, 200 zeros each side: the scanned taps are mostly padding
     testing::ConvCase cs = fixed_case("NHWC", "VALID", 1, 4, 4, 2, 2, 1, 1, 1, 1, 1);
     cs.options.padding = "EXPLICIT";
@@ -301,8 +304,9 @@ TEST_CASE("the default cpu conv dispatch picks the expected path for representat
        "nhwc_fast"},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 8, 3, 3, 1, 1, 1), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
-      // bfloat16: its native rows first where the CPU has them, else widened on Winograd's tiles.
-      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::BFloat16, bf16_row, bf16_row, bf16_row},
+      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 1), DType::BFloat16, bf16_winograd_row,
+       bf16_winograd_row, bf16_winograd_row},
+      {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 2, 1, 1), DType::BFloat16, bf16_row, bf16_row, bf16_row},
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 4), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
       // NCHW runs through the NHWC rows where one of them takes the call (nchw_slabs), in its own
