@@ -45,6 +45,10 @@ struct MicroKernels {
   // with BT's zeros and units skipped and its rows formed in pairs (16 operations a row instead of
   // 36; 26 instead of 64): out[i*t + j] = (BT X B)[i][j].
   void (*winograd_input)(int t, const float* const* in, float* const* out, long long n);
+  // transform's output side for 8 x 8 tiles, L = AT of F(mi, 9 - mi), R = AT of F(mj, 9 - mj),
+  // 4 <= mi, mj <= 6, by pairs of points (3 multiply-adds a row instead of 8), every input still
+  // reaching every output; `in` holds no null pointer: out[i*mj + j] = (AT X A)[i][j].
+  void (*winograd_output)(int mi, int mj, const float* const* in, float* const* out, long long n);
 };
 
 // The best set this CPU supports (checked once).

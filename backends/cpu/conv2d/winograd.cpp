@@ -93,6 +93,14 @@ void transform(const MicroKernels& mk, const FloatMatrix& l, const FloatMatrix& 
   mk.transform(l.rows, r.rows, l.cols, r.cols, l.v.data(), r.v.data(), in, out, channels);
 }
 
+// out = AT M A, by pairs of points on 8 x 8 tiles (winograd_output).
+void back_transform(const MicroKernels& mk, const Axis& rows, const Axis& cols, const float* const* in,
+                    float* const* out, i64 channels) {
+  const auto paired = [](const Axis& a) { return a.n == 8 && a.m >= 4 && a.m <= 6; };
+  if (paired(rows) && paired(cols)) return mk.winograd_output(rows.m, cols.m, in, out, channels);
+  transform(mk, rows.output, cols.output, in, out, channels);
+}
+
 // Rows of a register tile for products `columns` wide: taller where the columns take few registers.
 i64 register_rows(const MicroKernels& mk, i64 columns) { return std::min<i64>(kMaxRows, mk.grid_max_rows(columns)); }
 
@@ -268,7 +276,7 @@ void correlate(const Correlation& p, const float* in, const float* taps, float* 
           pout[i * cols.m + j] =
               oh < p.out_rows && ow < p.out_cols ? out + ((o.image * p.out_rows + oh) * p.out_cols + ow) * K : spill;
         }
-      transform(mk, rows.output, cols.output, pin, pout, K);
+      back_transform(mk, rows, cols, pin, pout, K);
     }
   });
 }

@@ -1,5 +1,5 @@
 // The Winograd conv path: its matrices compute the correlation they stand for on 6 and 8 points,
-// its tile transforms (every size the micro-kernel takes, and the hand-written BT) match a float64
+// its tile transforms (every size the micro-kernel takes, the hand-written BT and 8 x 8 AT) match a float64
 // product, its three kernels match the reference on filters of 3 to 5 taps a side (square or not),
 // on both tile sides, every padding mode (pads beyond the filter, odd sizes, channel tails),
 // dilations 1 to 4, the same bits at 1 and 2 threads, its finite rule on overflowing inputs, and
@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -234,6 +235,50 @@ TEST_CASE("the hand-written BT transforms match a float64 product with the gener
     INFO(n << " x " << n);
     CHECK(worst < 1e-6);
   }
+}
+
+TEST_CASE("the hand-written 8 x 8 back transforms match a float64 product, and any Inf reaches every output",
+          "[cpu][conv][winograd]") {
+  const cpu::MicroKernels& mk = cpu::micro_kernels();
+  std::mt19937_64 rng(9);
+  const i64 lanes = 2 * mk.vector_width + 1;
+  for (int mi = 4; mi <= 6; ++mi)
+    for (int mj = 4; mj <= 6; ++mj) {
+      const cpu::WinogradMatrices wr = cpu::winograd_matrices(mi, 9 - mi), wc = cpu::winograd_matrices(mj, 9 - mj);
+      std::vector<float> in(static_cast<std::size_t>(64 * lanes)), got(static_cast<std::size_t>(mi * mj * lanes));
+      for (float& v : in) v = static_cast<float>(random_values(1, rng)[0]);
+      std::vector<const float*> pin(64);
+      std::vector<float*> pout(static_cast<std::size_t>(mi * mj));
+      for (int e = 0; e < 64; ++e) pin[e] = in.data() + e * lanes;
+      for (int e = 0; e < mi * mj; ++e) pout[e] = got.data() + e * lanes;
+      mk.winograd_output(mi, mj, pin.data(), pout.data(), lanes);
+      double worst = 0;  // relative to the sum of the terms' magnitudes
+      for (int i = 0; i < mi; ++i)
+        for (int j = 0; j < mj; ++j)
+          for (i64 c = 0; c < lanes; ++c) {
+            double want = 0, magnitude = 1e-30;
+            for (int a = 0; a < 8; ++a)
+              for (int b = 0; b < 8; ++b) {
+                const double term = wr.output[i * 8 + a] * in[(a * 8 + b) * lanes + c] * wc.output[j * 8 + b];
+                want += term;
+                magnitude += std::abs(term);
+              }
+            worst = std::max(worst, std::abs(got[(i * mj + j) * lanes + c] - want) / magnitude);
+          }
+      INFO(mi << " x " << mj);
+      CHECK(worst < 1e-6);
+      // The winograd path's finite rule: a non-finite product anywhere makes the whole tile non-finite.
+      for (int e = 0; e < 64; ++e) {
+        const float kept = in[e * lanes];
+        in[e * lanes] = std::numeric_limits<float>::infinity();
+        mk.winograd_output(mi, mj, pin.data(), pout.data(), lanes);
+        bool all = true;
+        for (int o = 0; o < mi * mj; ++o) all = all && !std::isfinite(got[o * lanes]);
+        INFO("Inf at " << e);
+        CHECK(all);
+        in[e * lanes] = kept;
+      }
+    }
 }
 
 TEST_CASE("conv2d and the input gradient take 8 x 8 tiles where they save a quarter of the products",
