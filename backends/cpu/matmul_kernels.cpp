@@ -152,15 +152,27 @@ void mat_mul(KernelContext& c) {
       return;
     }
   }
-  const Packed<T> pa(a, ta), pb(b, tb);
   T* pc = out.data<T>();
   if constexpr (std::is_same_v<T, double>) {
+    const Packed<T> pa(a, ta), pb(b, tb);
     gemm(pa.data(), pb.data(), pc, m, k, n, [](i64, i64) {});
   } else {
     // float32 (half and bfloat16 widened) on the conv micro-kernels, narrowed once.
     FloatBuffer wide(is_reduced_float_v<T> ? m * n : 0);
     float* pf = is_reduced_float_v<T> ? wide.data() : reinterpret_cast<float*>(pc);
-    cpu::gemm({.m = m, .k = k, .n = n, .a = pa.data(), .lda = k, .b = pb.data(), .ldb = n, .c = pf, .ldc = n});
+    if (tb && !ta && m * (k + n) < n * k) {
+      // A B^T with B wide (a dense layer's input gradient, dy W^T): C^T = B A^T reads B as it lies,
+      // and copies A and C transposed (m (k + n) values) instead of B (n k). Each element still
+      // sums over k in order; which strategy runs depends on the shapes alone.
+      const Packed<T> a_t(a, true), b_rows(b, false);
+      const FloatBuffer c_t(n * m);
+      cpu::gemm(
+          {.m = n, .k = k, .n = m, .a = b_rows.data(), .lda = k, .b = a_t.data(), .ldb = m, .c = c_t.data(), .ldc = m});
+      transpose_images(c_t.data(), 1, n, m, pf);
+    } else {
+      const Packed<T> pa(a, ta), pb(b, tb);
+      cpu::gemm({.m = m, .k = k, .n = n, .a = pa.data(), .lda = k, .b = pb.data(), .ldb = n, .c = pf, .ldc = n});
+    }
     if constexpr (is_reduced_float_v<T>) convert_from_float(wide.data(), pc, m * n);
   }
 }

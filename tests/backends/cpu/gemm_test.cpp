@@ -129,3 +129,40 @@ TEST_CASE("cpu MatMul in float32 with each transpose matches the float64 product
       for (i64 e = 0; e < m * n; ++e) REQUIRE(std::abs(got.value_as_double(e) - want.value_as_double(e)) <= 1e-4);
     }
 }
+
+TEST_CASE(
+    "cpu MatMul with a wide transposed B (dy W^T, computed as (W dy^T)^T) matches float64, same bits at 1 and 2 "
+    "threads",
+    "[cpu][gemm]") {
+  // m (k + n) < n k: the kernel computes C^T = B A^T instead of copying B transposed. k = 300 spans
+  // three reduction blocks; m = 1 and 7 are narrower than a vector, 32 two vectors on AVX-512.
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const DType dtype : {DType::Float32, DType::BFloat16, DType::Half})
+    for (const i64 m : {1, 7, 32})
+      for (const i64 k : {40, 300}) {
+        const i64 n = 517;
+        REQUIRE(m * (k + n) < n * k);
+        Tensor a = Tensor::empty(DType::Float64, Shape{m, k}), b = Tensor::empty(DType::Float64, Shape{n, k});
+        for (i64 e = 0; e < a.num_elements(); ++e) a.data<double>()[e] = u(rng);
+        for (i64 e = 0; e < b.num_elements(); ++e) b.data<double>()[e] = u(rng);
+        a = a.cast(dtype);  // exact in float64 and in every dtype below
+        b = b.cast(dtype);
+        const AttrMap attrs = {{"transpose_b", true}};
+        const Tensor want = run_op("MatMul", {a.cast(DType::Float64), b.cast(DType::Float64)}, attrs)[0];
+        Tensor one, two;
+        tbb::task_arena(1).execute([&] { one = run_op("MatMul", {a, b}, attrs)[0]; });
+        tbb::task_arena(2).execute([&] { two = run_op("MatMul", {a, b}, attrs)[0]; });
+        INFO(dtype_name(dtype) << " m " << m << " k " << k);
+        REQUIRE(one.shape() == Shape{m, n});
+        CHECK(std::memcmp(one.raw_data(), two.raw_data(), one.nbytes()) == 0);
+        // Relative to the largest magnitude: float32 sums, then (half, bfloat16) one rounding.
+        const double tolerance = dtype == DType::Float32 ? 1e-5 : dtype == DType::Half ? 1e-3 : 8e-3;
+        double worst = 0, scale = 0;
+        for (i64 e = 0; e < m * n; ++e) {
+          worst = std::max(worst, std::abs(one.value_as_double(e) - want.value_as_double(e)));
+          scale = std::max(scale, std::abs(want.value_as_double(e)));
+        }
+        CHECK(worst <= tolerance * scale);
+      }
+}
