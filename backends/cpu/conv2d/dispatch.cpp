@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "dagrad/backends/cpu/all_finite.hpp"
+#include "dagrad/backends/cpu/bias_add.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/paths.hpp"
 
@@ -94,6 +95,27 @@ std::string_view run_path(ConvOp op, std::string_view op_name, const Conv2DGeome
 
 constexpr std::string_view kEmpty = "empty";
 
+// The channel axis of Conv2D's output, for the epilogue's pass over it.
+ops::ChannelSplit output_split(const Conv2DGeometry& g) {
+  const i64 pixels = g.out_rows * g.out_cols;
+  if (g.data_format == ops::DataFormat::NHWC) return {g.batch * pixels, g.out_depth, 1};
+  return {g.batch, g.out_depth, pixels};
+}
+
+// _FusedConv2D on a row with a fused kernel, under the row's finite rule as run_path keeps it; where
+// the rule sends the call to the generic path, it runs there unfused.
+std::string_view run_fused(const ConvPath& path, const Conv2DGeometry& g, const float* x, const float* f, float* y,
+                           const ConvEpilogue& epilogue) {
+  const ConvSizes n = conv2d_sizes(g);
+  const bool scanned_out = path.finite == FiniteRule::FilterIfPadded && has_padding(g) && !all_finite(f, n.filter);
+  if (!scanned_out && (path.fused_float_kernel(g, x, f, y, epilogue) || path.finite != FiniteRule::RerunIfNonFinite))
+    return path.name;
+  const ConvPath& generic = conv2d_path_table(ConvOp::Forward).back();
+  generic.kernel<float>()(g, x, f, y);
+  bias_add_relu(y, epilogue.bias, y, output_split(g), n.output, epilogue.relu);
+  return generic.name;
+}
+
 }  // namespace
 
 template <class T>
@@ -106,6 +128,22 @@ std::string_view conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f,
     return kEmpty;
   }
   return run_path(ConvOp::Forward, op, g, x, f, y, path);
+}
+
+template <class T>
+std::string_view conv2d_forward_fused(const Conv2DGeometry& g, const T* x, const T* f, const T* bias, bool relu, T* y,
+                                      std::string_view path, std::string_view op) {
+  const ConvSizes n = conv2d_sizes(g);
+  if (n.output == 0) return kEmpty;
+  if constexpr (std::is_same_v<T, float>) {
+    if (n.input > 0 && n.filter > 0) {
+      const ConvPath& row = conv2d_choose_path(ConvOp::Forward, op.empty() ? kOpNames[0] : op, g, DType::Float32, path);
+      if (row.fused_float_kernel) return run_fused(row, g, x, f, y, {bias, relu});
+    }
+  }
+  const std::string_view ran = conv2d_forward(g, x, f, y, path, op);
+  bias_add_relu(y, bias, y, output_split(g), n.output, relu);
+  return ran;
 }
 
 template <class T>
@@ -135,6 +173,8 @@ std::string_view conv2d_backprop_filter(const Conv2DGeometry& g, const T* x, con
 #define DAGRAD_INSTANTIATE(T)                                                                                          \
   template std::string_view conv2d_forward<T>(const Conv2DGeometry&, const T*, const T*, T*, std::string_view,         \
                                               std::string_view);                                                       \
+  template std::string_view conv2d_forward_fused<T>(const Conv2DGeometry&, const T*, const T*, const T*, bool, T*,     \
+                                                    std::string_view, std::string_view);                               \
   template std::string_view conv2d_backprop_input<T>(const Conv2DGeometry&, const T*, const T*, T*, std::string_view,  \
                                                      std::string_view);                                                \
   template std::string_view conv2d_backprop_filter<T>(const Conv2DGeometry&, const T*, const T*, T*, std::string_view, \

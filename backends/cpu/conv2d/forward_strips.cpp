@@ -29,6 +29,7 @@
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/bf16_kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/epilogue.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/paths.hpp"
 #include "dagrad/backends/cpu/conv2d/strips.hpp"
@@ -61,7 +62,8 @@ bool conv2d_forward_strips_apply(const Conv2DGeometry& g) {
 namespace {
 
 template <class T>
-void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool warm_rows) {
+void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool warm_rows,
+                    const ConvEpilogue* epilogue = nullptr) {
   const MicroKernels& mk = micro_kernels();
   const i64 K = g.out_depth, OW = g.out_cols, KH = g.filter_rows;
   const i64 len = g.filter_cols * g.in_depth, step = strip_pixel_step(g);  // window row; pixel to pixel
@@ -96,9 +98,17 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
           mk.grid(static_cast<int>(pixels), std::min(kColumnGroup, K - col0), strip.data() + ow0 * step, offsets, 1,
                   st.row_floats, len, KH, ff + col0, K, yq + ow0 * K + col0, K, warm_rows);
       });
-      if constexpr (kWiden) convert_from_float(out_row.data(), y + q * OW * K, OW * K);
+      if constexpr (kWiden)
+        convert_from_float(out_row.data(), y + q * OW * K, OW * K);
+      else if (epilogue)
+        apply_epilogue(*epilogue, yq, OW, K);
     }
   });
+}
+
+// Whether a float32 y outgrows half the last-level cache (its rows are then zeroed first).
+bool outgrows_cache(const Conv2DGeometry& g) {
+  return conv2d_sizes(g).output > cpu_info().l3_bytes / 2 / i64{sizeof(float)};
 }
 
 // The bfloat16 form on vdpbf16ps (see the top of the file).
@@ -152,14 +162,19 @@ void conv2d_forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y
       return forward_strips_row_pairs(g, x, f, y);
   }
   // half and bfloat16 compute into a float32 row in cache, narrowed to y afterwards.
-  const bool warm_rows =
-      std::is_same_v<T, float> && conv2d_sizes(g).output > cpu_info().l3_bytes / 2 / i64{sizeof(float)};
-  forward_strips(g, x, f, y, warm_rows);
+  forward_strips(g, x, f, y, std::is_same_v<T, float> && outgrows_cache(g));
 }
 
 void conv2d_forward_strips_with(const Conv2DGeometry& g, const float* x, const float* f, float* y,
                                 bool zero_rows_first) {
   forward_strips(g, x, f, y, zero_rows_first);
+}
+
+// The filter was scanned for Inf and NaN before (FilterIfPadded): no result to recompute.
+bool conv2d_forward_strips_fused(const Conv2DGeometry& g, const float* x, const float* f, float* y,
+                                 const ConvEpilogue& epilogue) {
+  forward_strips(g, x, f, y, outgrows_cache(g), &epilogue);
+  return true;
 }
 
 template void conv2d_forward_strips<half>(const Conv2DGeometry&, const half*, const half*, half*);

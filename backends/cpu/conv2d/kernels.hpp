@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "dagrad/backends/cpu/conv2d/epilogue.hpp"
 #include "dagrad/core/dtype.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
 
@@ -29,6 +30,12 @@ inline ActStrides act_strides(ops::DataFormat format, std::int64_t rows, std::in
 template <class T>
 std::string_view conv2d_forward(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y, std::string_view path = {},
                                 std::string_view op = {});
+// _FusedConv2D: y = conv(x, f) + bias (then Relu), with the bits of the three ops run one by one.
+// A path with a fused kernel (ConvPath::fused_float_kernel) applies the epilogue to outputs still
+// in cache; the others run the kernel, then bias_add_relu over y.
+template <class T>
+std::string_view conv2d_forward_fused(const ops::Conv2DGeometry& g, const T* x, const T* f, const T* bias, bool relu,
+                                      T* y, std::string_view path = {}, std::string_view op = {});
 // dx = gradient of conv wrt its input, given the filter and dy.
 template <class T>
 std::string_view conv2d_backprop_input(const ops::Conv2DGeometry& g, const T* f, const T* dy, T* dx,
@@ -74,6 +81,10 @@ int conv2d_winograd_tile(const ops::Conv2DGeometry& g, bool backprop_input);
 // each call. For users who want the direct sums' rounding, as TF_ENABLE_WINOGRAD_NONFUSED=0 is for cuDNN.
 bool conv2d_winograd_by_default();
 void conv2d_forward_winograd(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
+// With _FusedConv2D's epilogue (epilogue.hpp) on each tile's outputs; false where some output was
+// not finite before it (the caller recomputes the call unfused).
+bool conv2d_forward_winograd_fused(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y,
+                                   const ConvEpilogue& epilogue);
 void conv2d_backprop_input_winograd(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 void conv2d_backprop_filter_winograd(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 // half and bfloat16 are widened block by block, with the float32 path's bits before the one rounding.
@@ -90,6 +101,9 @@ void conv2d_forward_strips(const ops::Conv2DGeometry& g, const T* x, const T* f,
 // where y outgrows the last-level cache) or writing it from zero.
 void conv2d_forward_strips_with(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y,
                                 bool zero_rows_first);
+// float32 with _FusedConv2D's epilogue on each output row (always true: see conv2d_forward_fused).
+bool conv2d_forward_strips_fused(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y,
+                                 const ConvEpilogue& epilogue);
 
 // The float32 NHWC input gradient of layers with fewer channels than a vector (groups = 1) as one
 // GEMM against the filter's taps side by side, then a col2im (input_col2im.cpp).

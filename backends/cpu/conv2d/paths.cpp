@@ -144,10 +144,11 @@ constexpr ConvPath float_row(std::string_view name, bool (*applies)(const Conv2D
 // before bf16_native: widened, on a Zen 4 (AVX512-BF16), it ran bfloat16 1.0-1.6x as fast as
 // the native pairs (train_cnn's 5x5 layer: Conv2D 1.9 against 2.9 ms, input gradient 1.9 against
 // 3.0, filter gradient 3.2 against 4.0; 3x3 layers of 64 to 256 channels 1.0-1.5x).
-template <ConvOp op, FloatKernel fast>
+template <ConvOp op, FloatKernel fast, FusedConvKernel fused = nullptr>
 constexpr ConvPath winograd_row() {
   ConvPath row = float_row<op, fast>("winograd", winograd_applies<op>, FiniteRule::RerunIfNonFinite);
   row.by_default = conv2d_winograd_by_default;
+  row.fused_float_kernel = fused;
   return row;
 }
 
@@ -165,11 +166,11 @@ constexpr ConvPath kForward[] = {
     float_row<kF, conv2d_forward_depthwise>("depthwise", depthwise_row<kF>, FiniteRule::None),
     {"amx", amx_row<kF>, FiniteRule::FilterIfPadded, nullptr, conv2d_forward_amx},
     // Before bfloat16's native rows: widened, its fewer products beat vdpbf16ps's pairs (winograd_row).
-    winograd_row<kF, conv2d_forward_winograd>(),
+    winograd_row<kF, conv2d_forward_winograd, conv2d_forward_winograd_fused>(),
     {"bf16_native", bf16_native_row<kF>, FiniteRule::FilterIfPadded, nullptr, conv2d_forward_bf16},
     // First layers. half and bfloat16: x widened once, y narrowed row by row (no float32 copy of y).
     {"strips", forward_strips_row, FiniteRule::FilterIfPadded, conv2d_forward_strips<half>,
-     conv2d_forward_strips<bfloat16>, conv2d_forward_strips<float>},
+     conv2d_forward_strips<bfloat16>, conv2d_forward_strips<float>, nullptr, nullptr, conv2d_forward_strips_fused},
     float_row<kF, conv2d_forward_fast>("nhwc_fast", nhwc_fast_row<kF>, FiniteRule::FilterIfPadded),
     // NCHW. Pointwise: no padding, and its column tails run single floats: no finite rule.
     pointwise_row<kF, conv2d_forward_nchw_pointwise>(),

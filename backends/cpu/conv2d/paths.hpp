@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dagrad/backends/cpu/conv2d/epilogue.hpp"
 #include "dagrad/core/dtype.hpp"
 #include "dagrad/ops/conv_geometry.hpp"
 
@@ -31,6 +32,9 @@ enum class FiniteRule {
 // A kernel on the op's two inputs in order (x, f / f, dy / x, dy), writing its output.
 template <class T>
 using ConvKernel = void (*)(const ops::Conv2DGeometry&, const T*, const T*, T*);
+// Conv2D in float32 with _FusedConv2D's epilogue (epilogue.hpp): false where some output was not
+// finite before it, for rows whose finite rule recomputes such results.
+using FusedConvKernel = bool (*)(const ops::Conv2DGeometry&, const float*, const float*, float*, const ConvEpilogue&);
 
 struct ConvPath {
   std::string_view name;
@@ -43,6 +47,8 @@ struct ConvPath {
   ConvKernel<double> double_kernel = nullptr;
   // Whether a call that forces no path may take the row (null: always); forcing it by name still can.
   bool (*by_default)() = nullptr;
+  // Conv2D rows only: float32 with the epilogue in the kernel (null: the kernel, then a pass).
+  FusedConvKernel fused_float_kernel = nullptr;
 
   template <class T>
   ConvKernel<T> kernel() const {

@@ -2,7 +2,6 @@
 // the (already validated) geometry from the run-time shapes, then the op's path table (dispatch.cpp),
 // with the path the session or eager call forces, if any.
 #include "dagrad/backends/cpu/register.hpp"
-#include "dagrad/backends/cpu/bias_add.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/paths.hpp"
 #include "dagrad/core/tensor.hpp"
@@ -20,18 +19,17 @@ void register_conv2d_kernels(KernelRegistry& r) {
                                                  c.kernel_path, c.op_name());
                 };
               }));
-  // Conv2D, then BiasAdd (then Relu) over each chunk of its output in place (bias_add.hpp).
-  add_kernels(
-      r, "_FusedConv2D", kCpu, kBackend, kPriority, kSchemaDTypes, float_kernels([]<class T>() -> KernelFn {
-        return [](KernelContext& c) {
-          const auto g = ops::conv2d_geometry(c);
-          Tensor& out = c.allocate_output(0);
-          T* y = out.data<T>();
-          c.ran_path = conv2d_forward<T>(g, c.input(0).data<T>(), c.input(1).data<T>(), y, c.kernel_path, c.op_name());
-          const auto split = ops::split_at_channel(out.shape(), c.attr<std::string>("data_format"));
-          bias_add_relu(y, c.input(2).data<T>(), y, split, out.num_elements(), ops::fused_conv2d_relu(c.attrs()));
-        };
-      }));
+  // Conv2D, then BiasAdd (then Relu): in the kernel where the path has a fused form, else over
+  // each chunk of its output in place (conv2d_forward_fused).
+  add_kernels(r, "_FusedConv2D", kCpu, kBackend, kPriority, kSchemaDTypes, float_kernels([]<class T>() -> KernelFn {
+                return [](KernelContext& c) {
+                  const auto g = ops::conv2d_geometry(c);
+                  Tensor& out = c.allocate_output(0);
+                  c.ran_path = conv2d_forward_fused<T>(g, c.input(0).data<T>(), c.input(1).data<T>(),
+                                                       c.input(2).data<T>(), ops::fused_conv2d_relu(c.attrs()),
+                                                       out.data<T>(), c.kernel_path, c.op_name());
+                };
+              }));
   // V1 takes input_sizes and V2 an input tensor; either way the output shape is the input's.
   for (const char* op : {"Conv2DBackpropInput", "Conv2DBackpropInputV2"}) {
     add_kernels(r, op, kCpu, kBackend, kPriority, kSchemaDTypes, float_kernels([]<class T>() -> KernelFn {

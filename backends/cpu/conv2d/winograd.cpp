@@ -23,12 +23,14 @@
 // non-finite; the paths' finite rule then recomputes the call on the generic path.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <string_view>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/conv2d/epilogue.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
 #include "dagrad/backends/cpu/conv2d/winograd_matrices.hpp"
@@ -227,7 +229,9 @@ FloatBuffer transformed_taps(const MicroKernels& mk, const Axis& rows, const Axi
   return u;
 }
 
-void correlate(const Correlation& p, const float* in, const float* taps, float* out) {
+// Returns whether every output was finite before the epilogue (true without one).
+bool correlate(const Correlation& p, const float* in, const float* taps, float* out,
+               const ConvEpilogue* epilogue = nullptr) {
   const MicroKernels& mk = micro_kernels();
   const int n = tile_side(p);
   const int positions = n * n;
@@ -237,6 +241,7 @@ void correlate(const Correlation& p, const float* in, const float* taps, float* 
   const TileGrid tiles(p.batch, p.out_rows, p.out_cols, rows.m, cols.m, p.dilation_rows, p.dilation_cols);
   const i64 block = block_tiles(C + K, mr, positions);
   const FloatBuffer zeros = zeroed(C);
+  std::atomic<bool> finite{true};
   tbb::parallel_for(i64{0}, (tiles.count() + block - 1) / block, [&](i64 task) {
     // V (block x n^2 x C), M (block x n^2 x K), and a row that takes the outputs of tiles that
     // overhang the image; from the caching allocator, as every workspace here (no fresh pages).
@@ -277,8 +282,14 @@ void correlate(const Correlation& p, const float* in, const float* taps, float* 
               oh < p.out_rows && ow < p.out_cols ? out + ((o.image * p.out_rows + oh) * p.out_cols + ow) * K : spill;
         }
       back_transform(mk, rows, cols, pin, pout, K);
+      if (epilogue == nullptr) continue;
+      bool tile_finite = true;
+      for (int q = 0; q < rows.m * cols.m; ++q)
+        if (pout[q] != spill) tile_finite &= apply_epilogue(*epilogue, pout[q], 1, K);
+      if (!tile_finite) finite.store(false, std::memory_order_relaxed);
     }
   });
+  return finite.load();
 }
 
 Correlation forward_correlation(const Conv2DGeometry& g) {
@@ -341,6 +352,11 @@ int conv2d_winograd_tile(const Conv2DGeometry& g, bool backprop_input) {
 
 void conv2d_forward_winograd(const Conv2DGeometry& g, const float* x, const float* f, float* y) {
   correlate(forward_correlation(g), x, f, y);
+}
+
+bool conv2d_forward_winograd_fused(const Conv2DGeometry& g, const float* x, const float* f, float* y,
+                                   const ConvEpilogue& epilogue) {
+  return correlate(forward_correlation(g), x, f, y, &epilogue);
 }
 
 void conv2d_backprop_input_winograd(const Conv2DGeometry& g, const float* f, const float* dy, float* dx) {
