@@ -49,6 +49,10 @@ struct MicroKernels {
   // 4 <= mi, mj <= 6, by pairs of points (3 multiply-adds a row instead of 8), every input still
   // reaching every output; `in` holds no null pointer: out[i*mj + j] = (AT X A)[i][j].
   void (*winograd_output)(int mi, int mj, const float* const* in, float* const* out, long long n);
+  // The filter gradient's transform of dy's mi x mj tiles to 6 x 6, L = AT^T of F(mi, 7 - mi),
+  // R = AT^T of F(mj, 7 - mj), 2 <= mi, mj <= 4, as polynomial values (4 operations a row for
+  // m = 2 instead of 12); a null `in` pointer reads zeros: out[i*6 + j] = (AT^T Y AT)[i][j].
+  void (*winograd_dy)(int mi, int mj, const float* const* in, float* const* out, long long n);
 };
 
 // The best set this CPU supports (checked once).

@@ -372,10 +372,10 @@ void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, co
   const MicroKernels& mk = micro_kernels();
   const int R = static_cast<int>(g.filter_rows), S = static_cast<int>(g.filter_cols);
   // Conv2D's F(n + 1 - taps, taps) per axis, differentiated: its tiles, dy's tiles transformed by
-  // AT^T, and G^T on the sums.
+  // AT^T (winograd_dy, on 6 points), and G^T on the sums.
+  static_assert(kFilterGradientTile == 6);
   const int n = kFilterGradientTile, positions = n * n;
   const Axis rows = axis(n, R), cols = axis(n, S);
-  const FloatMatrix a_rows = transposed(rows.output), a_cols = transposed(cols.output);
   const FloatMatrix gt_rows = transposed(rows.filter), gt_cols = transposed(cols.filter);
   const i64 C = g.in_depth, K = g.out_depth, H = g.in_rows, W = g.in_cols, mr = register_rows(mk, K);
   const TileGrid tiles(g.batch, g.out_rows, g.out_cols, rows.m, cols.m, g.dilation_rows, g.dilation_cols);
@@ -407,7 +407,7 @@ void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, co
         window(dy + o.image * g.out_rows * g.out_cols * K, g.out_rows, g.out_cols, K,
                {o.row, o.col, g.dilation_rows, g.dilation_cols}, rows.m, cols.m, zeros.data(), pin);
         for (int q = 0; q < positions; ++q) pout[q] = w + (t * positions + q) * K;
-        transform(mk, a_rows, a_cols, pin, pout, K);
+        mk.winograd_dy(rows.m, cols.m, pin, pout, K);
       }
       for (int q = 0; q < positions; ++q) {
         for (i64 t = 0; t < count; ++t) {

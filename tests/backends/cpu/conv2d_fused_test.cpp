@@ -36,7 +36,8 @@ Call make_call(i64 n, i64 h, i64 w, i64 c, i64 k, i64 taps, std::mt19937& rng) {
             {},
             {}};
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  for (auto* v : {&call.x, &call.f}) v->resize(static_cast<std::size_t>(v == &call.x ? n * h * w * c : taps * taps * c * k));
+  for (auto* v : {&call.x, &call.f})
+    v->resize(static_cast<std::size_t>(v == &call.x ? n * h * w * c : taps * taps * c * k));
   call.bias.resize(static_cast<std::size_t>(k));
   for (auto* v : {&call.x, &call.f, &call.bias})
     for (float& e : *v) e = u(rng);
@@ -48,8 +49,8 @@ std::vector<float> unfused(const Call& call, std::string_view path, bool relu) {
   const ops::Conv2DGeometry& g = call.g;
   std::vector<float> y(static_cast<std::size_t>(g.batch * g.out_rows * g.out_cols * g.out_depth));
   cpu::conv2d_forward<float>(g, call.x.data(), call.f.data(), y.data(), path);
-  cpu::bias_add_relu(y.data(), call.bias.data(), y.data(),
-                     {g.batch * g.out_rows * g.out_cols, g.out_depth, 1}, static_cast<i64>(y.size()), relu);
+  cpu::bias_add_relu(y.data(), call.bias.data(), y.data(), {g.batch * g.out_rows * g.out_cols, g.out_depth, 1},
+                     static_cast<i64>(y.size()), relu);
   return y;
 }
 
@@ -74,7 +75,8 @@ TEST_CASE("fused Conv2D kernels give the bits of Conv2D, BiasAdd and Relu run on
   // A first layer (strips), train_cnn's second (winograd on 8 x 8 tiles), a 3x3 one (6 x 6 tiles).
   for (const Call& call : {make_call(2, 9, 11, 1, 32, 5, rng), make_call(3, 14, 14, 32, 64, 5, rng),
                            make_call(2, 9, 10, 16, 24, 3, rng)}) {
-    const std::string_view path = cpu::conv2d_choose_path(cpu::ConvOp::Forward, "Conv2D", call.g, DType::Float32, {}).name;
+    const std::string_view path =
+        cpu::conv2d_choose_path(cpu::ConvOp::Forward, "Conv2D", call.g, DType::Float32, {}).name;
     for (const bool relu : {false, true}) {
       std::string_view ran;
       const std::vector<float> y = fused(call, path, relu, &ran);

@@ -1,9 +1,9 @@
 // The Winograd conv path: its matrices compute the correlation they stand for on 6 and 8 points,
-// its tile transforms (every size the micro-kernel takes, the hand-written BT and 8 x 8 AT) match a float64
-// product, its three kernels match the reference on filters of 3 to 5 taps a side (square or not),
-// on both tile sides, every padding mode (pads beyond the filter, odd sizes, channel tails),
-// dilations 1 to 4, the same bits at 1 and 2 threads, its finite rule on overflowing inputs, and
-// its gradients by finite differences.
+// its tile transforms (every size the micro-kernel takes; the hand-written BT, 8 x 8 AT and dy
+// transform) match a float64 product, its three kernels match the reference on filters of 3 to 5
+// taps a side (square or not), on both tile sides, every padding mode (pads beyond the filter, odd
+// sizes, channel tails), dilations 1 to 4, the same bits at 1 and 2 threads, its finite rule on
+// overflowing inputs, and its gradients by finite differences.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -278,6 +278,39 @@ TEST_CASE("the hand-written 8 x 8 back transforms match a float64 product, and a
         CHECK(all);
         in[e * lanes] = kept;
       }
+    }
+}
+
+TEST_CASE("the hand-written dy transform of the filter gradient matches a float64 product", "[cpu][conv][winograd]") {
+  const cpu::MicroKernels& mk = cpu::micro_kernels();
+  std::mt19937_64 rng(10);
+  const i64 lanes = 2 * mk.vector_width + 3;
+  for (int mi = 2; mi <= 4; ++mi)
+    for (int mj = 2; mj <= 4; ++mj) {
+      const cpu::WinogradMatrices wr = cpu::winograd_matrices(mi, 7 - mi), wc = cpu::winograd_matrices(mj, 7 - mj);
+      std::vector<float> in(static_cast<std::size_t>(mi * mj * lanes)), got(static_cast<std::size_t>(36 * lanes));
+      for (float& v : in) v = static_cast<float>(random_values(1, rng)[0]);
+      std::vector<const float*> pin(static_cast<std::size_t>(mi * mj));
+      std::vector<float*> pout(36);
+      for (int e = 0; e < mi * mj; ++e) pin[e] = e == 1 ? nullptr : in.data() + e * lanes;  // one reads zeros
+      for (int e = 0; e < 36; ++e) pout[e] = got.data() + e * lanes;
+      mk.winograd_dy(mi, mj, pin.data(), pout.data(), lanes);
+      double worst = 0;  // relative to the sum of the terms' magnitudes
+      for (int i = 0; i < 6; ++i)
+        for (int j = 0; j < 6; ++j)
+          for (i64 c = 0; c < lanes; ++c) {
+            double want = 0, magnitude = 1e-30;
+            for (int a = 0; a < mi; ++a)
+              for (int b = 0; b < mj; ++b)
+                if (pin[a * mj + b]) {  // AT^T[i][a] = AT[a][i]
+                  const double term = wr.output[a * 6 + i] * pin[a * mj + b][c] * wc.output[b * 6 + j];
+                  want += term;
+                  magnitude += std::abs(term);
+                }
+            worst = std::max(worst, std::abs(got[(i * 6 + j) * lanes + c] - want) / magnitude);
+          }
+      INFO(mi << " x " << mj);
+      CHECK(worst < 1e-6);
     }
 }
 
