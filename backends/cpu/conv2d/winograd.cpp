@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <tbb/parallel_for.h>
@@ -292,37 +293,30 @@ bool correlate(const Correlation& p, const float* in, const float* taps, float* 
   return finite.load();
 }
 
-Correlation forward_correlation(const Conv2DGeometry& g) {
-  return {g.batch,
-          g.in_rows,
-          g.in_cols,
-          g.in_depth,
-          g.out_rows,
-          g.out_cols,
-          g.out_depth,
-          g.pad_top,
-          g.pad_left,
-          g.dilation_rows,
-          g.dilation_cols,
-          static_cast<int>(g.filter_rows),
-          static_cast<int>(g.filter_cols)};
-}
-
-// dx[i] = sum over taps k of f[k] dy[i + pad - k d]: with a = R - 1 - k, pad' = (R - 1) d - pad.
-Correlation input_gradient_correlation(const Conv2DGeometry& g) {
-  return {g.batch,
-          g.out_rows,
-          g.out_cols,
-          g.out_depth,
-          g.in_rows,
-          g.in_cols,
-          g.in_depth,
-          (g.filter_rows - 1) * g.dilation_rows - g.pad_top,
-          (g.filter_cols - 1) * g.dilation_cols - g.pad_left,
-          g.dilation_rows,
-          g.dilation_cols,
-          static_cast<int>(g.filter_rows),
-          static_cast<int>(g.filter_cols)};
+// Conv2D's correlation, or the input gradient's: dx[i] = sum over taps k of f[k] dy[i + pad - k d],
+// with a = R - 1 - k, dy as the input and pad' = (R - 1) d - pad.
+Correlation correlation_of(const Conv2DGeometry& g, bool input_gradient) {
+  Correlation p{g.batch,
+                g.in_rows,
+                g.in_cols,
+                g.in_depth,
+                g.out_rows,
+                g.out_cols,
+                g.out_depth,
+                g.pad_top,
+                g.pad_left,
+                g.dilation_rows,
+                g.dilation_cols,
+                static_cast<int>(g.filter_rows),
+                static_cast<int>(g.filter_cols)};
+  if (input_gradient) {
+    std::swap(p.in_rows, p.out_rows);
+    std::swap(p.in_cols, p.out_cols);
+    std::swap(p.in_depth, p.out_depth);
+    p.pad_top = (g.filter_rows - 1) * g.dilation_rows - g.pad_top;
+    p.pad_left = (g.filter_cols - 1) * g.dilation_cols - g.pad_left;
+  }
+  return p;
 }
 
 }  // namespace
@@ -347,16 +341,16 @@ bool conv2d_winograd_by_default() {
 }
 
 int conv2d_winograd_tile(const Conv2DGeometry& g, bool backprop_input) {
-  return tile_side(backprop_input ? input_gradient_correlation(g) : forward_correlation(g));
+  return tile_side(correlation_of(g, backprop_input));
 }
 
 void conv2d_forward_winograd(const Conv2DGeometry& g, const float* x, const float* f, float* y) {
-  correlate(forward_correlation(g), x, f, y);
+  correlate(correlation_of(g, false), x, f, y);
 }
 
 bool conv2d_forward_winograd_fused(const Conv2DGeometry& g, const float* x, const float* f, float* y,
                                    const ConvEpilogue& epilogue) {
-  return correlate(forward_correlation(g), x, f, y, &epilogue);
+  return correlate(correlation_of(g, false), x, f, y, &epilogue);
 }
 
 void conv2d_backprop_input_winograd(const Conv2DGeometry& g, const float* f, const float* dy, float* dx) {
@@ -365,7 +359,7 @@ void conv2d_backprop_input_winograd(const Conv2DGeometry& g, const float* f, con
   FloatBuffer turned(R * S * C * K);
   for (i64 tap = 0; tap < R * S; ++tap)
     transpose_images(f + (R * S - 1 - tap) * C * K, 1, C, K, turned.data() + tap * K * C);
-  correlate(input_gradient_correlation(g), dy, turned.data(), dx);
+  correlate(correlation_of(g, true), dy, turned.data(), dx);
 }
 
 void conv2d_backprop_filter_winograd(const Conv2DGeometry& g, const float* x, const float* dy, float* df) {
