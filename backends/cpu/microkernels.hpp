@@ -9,14 +9,14 @@ inline constexpr int kMaxRows = 8;
 inline constexpr int kMaxTaps = 64;
 // Grid tiles (few columns, registers to spare) hold at most kMaxGridRows rows.
 inline constexpr int kMaxGridRows = 12;
-// Winograd's tile transforms: to n x n from at most kMaxTransformSide a side, or from n x n to at
-// most kMaxTransformSide a side (and less than n), for n = 6 or 8 (winograd_matrices.hpp).
-inline constexpr int kMaxTransformSide = 6;
+// Winograd's generic tile transforms: to n x n (n = 6 or 8) from 3 to 5 a side (the filters'),
+// or from 6 x 6 to 2 to 5 a side (outputs on 6 x 6 tiles, the filter gradient's taps); 8 x 8
+// tiles leave through winograd_output, and dy's tiles enter through winograd_dy.
 constexpr bool winograd_tile(int n) { return n == 6 || n == 8; }
 constexpr bool transform_supported(int ni, int nj, int na, int nb) {
-  const auto side = [](int s, int limit) { return s >= 1 && s <= limit && s <= kMaxTransformSide; };
-  return (ni == nj && winograd_tile(ni) && side(na, ni) && side(nb, ni)) ||
-         (na == nb && winograd_tile(na) && side(ni, na - 1) && side(nj, na - 1));
+  const auto within = [](int s, int low, int high) { return s >= low && s <= high; };
+  return (ni == nj && winograd_tile(ni) && within(na, 3, 5) && within(nb, 3, 5)) ||
+         (na == 6 && nb == 6 && within(ni, 2, 5) && within(nj, 2, 5));
 }
 
 struct MicroKernels {

@@ -196,10 +196,10 @@ TEST_CASE("the tile transform micro-kernel matches a float64 product for every s
           INFO(ni << "x" << nj << " from " << na << "x" << nb);
           CHECK(worst < 1e-5);
         }
-  // To 6 x 6 and 8 x 8 from 1 to 6 a side; from 6 x 6 to 1 to 5, from 8 x 8 to 1 to 6.
-  CHECK(sizes == 2 * 36 + 25 + 36);
-  CHECK(!cpu::transform_supported(7, 7, 8, 8));
-  CHECK(!cpu::transform_supported(6, 6, 7, 7));
+  // To 6 x 6 and 8 x 8 from 3 to 5 a side; from 6 x 6 to 2 to 5.
+  CHECK(sizes == 2 * 9 + 16);
+  CHECK(!cpu::transform_supported(4, 4, 8, 8));
+  CHECK(!cpu::transform_supported(6, 6, 6, 6));
   CHECK(!cpu::transform_supported(5, 5, 5, 5));
 }
 
