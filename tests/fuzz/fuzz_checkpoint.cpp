@@ -31,6 +31,10 @@ struct Model {
     if (mkdtemp(name) == nullptr) fuzz::finding("cannot create a temporary directory");
     dir = name;
   }
+  ~Model() {  // at exit: leave no directory behind in /tmp
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
 };
 
 Model& model() {
