@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "dagrad/backends/cpu/microkernels.hpp"
+
 namespace dagrad::cpu {
 
 struct ConvEpilogue {
@@ -13,19 +15,11 @@ struct ConvEpilogue {
   bool relu = false;
 };
 
-// The epilogue on `pixels` NHWC pixels of `channels` values at y. Returns whether every value
-// before it was finite (a kernel whose finite rule recomputes non-finite results needs to know:
-// Relu would hide a NaN).
+// The epilogue on `pixels` NHWC pixels of `channels` values at y, on the vector micro-kernel.
+// Returns whether every value before it was finite (a kernel whose finite rule recomputes
+// non-finite results needs to know: Relu would hide a NaN).
 inline bool apply_epilogue(const ConvEpilogue& e, float* y, std::int64_t pixels, std::int64_t channels) {
-  bool finite = true;
-  for (std::int64_t p = 0; p < pixels; ++p, y += channels)
-    for (std::int64_t k = 0; k < channels; ++k) {
-      const float v = y[k];
-      finite &= v - v == 0.0f;  // false for Inf and NaN
-      const float s = v + e.bias[k];
-      y[k] = e.relu && s < 0.0f ? 0.0f : s;
-    }
-  return finite;
+  return micro_kernels().epilogue(y, e.bias, pixels, channels, e.relu);
 }
 
 }  // namespace dagrad::cpu

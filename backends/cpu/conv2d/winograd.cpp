@@ -284,9 +284,14 @@ bool correlate(const Correlation& p, const float* in, const float* taps, float* 
         }
       back_transform(mk, rows, cols, pin, pout, K);
       if (epilogue == nullptr) continue;
+      // On each run of adjacent written pixels (a tile row without dilation).
       bool tile_finite = true;
-      for (int q = 0; q < rows.m * cols.m; ++q)
-        if (pout[q] != spill) tile_finite &= apply_epilogue(*epilogue, pout[q], 1, K);
+      for (int q = 0; q < rows.m * cols.m;) {
+        int run = 1;
+        while (q + run < rows.m * cols.m && (q + run) % cols.m != 0 && pout[q + run] == pout[q] + run * K) ++run;
+        if (pout[q] != spill) tile_finite &= apply_epilogue(*epilogue, pout[q], run, K);
+        q += run;
+      }
       if (!tile_finite) finite.store(false, std::memory_order_relaxed);
     }
   });
