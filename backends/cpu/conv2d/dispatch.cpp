@@ -95,11 +95,9 @@ std::string_view run_path(ConvOp op, std::string_view op_name, const Conv2DGeome
 
 constexpr std::string_view kEmpty = "empty";
 
-// The channel axis of Conv2D's output, for the epilogue's pass over it.
+// The channel axis of Conv2D's output, for the epilogue's pass over it (as BiasAdd splits it).
 ops::ChannelSplit output_split(const Conv2DGeometry& g) {
-  const i64 pixels = g.out_rows * g.out_cols;
-  if (g.data_format == ops::DataFormat::NHWC) return {g.batch * pixels, g.out_depth, 1};
-  return {g.batch, g.out_depth, pixels};
+  return ops::split_at_channel(Shape(g.output_dims()), g.data_format == ops::DataFormat::NHWC ? "NHWC" : "NCHW");
 }
 
 // _FusedConv2D on a row with a fused kernel, under the row's finite rule as run_path keeps it; where
