@@ -6,6 +6,7 @@
 // overflowing inputs, and its gradients by finite differences.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -125,6 +126,36 @@ bool same_bits(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && a.dtype() == b.dtype() && std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
 
+// A tile transform out[i][j] = sum_a sum_b L[i][a] x[a][b] R[j][b] (L: ni x na, R: nj x nb,
+// row-major; x: na x nb pointers, null ones read zeros; out: ni x nj values `lanes` apart) against
+// float64: the largest difference relative to the sum of the terms' magnitudes.
+double transform_error(const std::vector<double>& l, const std::vector<double>& r, int ni, int nj, int na, int nb,
+                       const std::vector<const float*>& x, const std::vector<float>& out, i64 lanes) {
+  double worst = 0;
+  for (int i = 0; i < ni; ++i)
+    for (int j = 0; j < nj; ++j)
+      for (i64 c = 0; c < lanes; ++c) {
+        double want = 0, magnitude = 1e-30;
+        for (int a = 0; a < na; ++a)
+          for (int b = 0; b < nb; ++b)
+            if (x[a * nb + b]) {
+              const double term = l[i * na + a] * x[a * nb + b][c] * r[j * nb + b];
+              want += term;
+              magnitude += std::abs(term);
+            }
+        worst = std::max(worst, std::abs(out[(i * nj + j) * lanes + c] - want) / magnitude);
+      }
+  return worst;
+}
+
+// The first rows x cols entries of a winograd_matrices array, transposed where asked.
+std::vector<double> matrix(const std::array<double, 64>& m, int rows, int cols, bool transpose = false) {
+  std::vector<double> v(static_cast<std::size_t>(rows * cols));
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) v[transpose ? j * rows + i : i * cols + j] = m[i * cols + j];
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("winograd matrices compute the correlation of every F(m, r) with m + r - 1 = 6 or 8",
@@ -218,20 +249,8 @@ TEST_CASE("the hand-written BT transforms match a float64 product with the gener
       pout[e] = got.data() + e * lanes;
     }
     mk.winograd_input(n, pin.data(), pout.data(), lanes);
-    double worst = 0;  // relative to the sum of the terms' magnitudes (float32 sums of up to 36 terms)
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        for (i64 c = 0; c < lanes; ++c) {
-          double want = 0, magnitude = 1e-30;
-          for (int a = 0; a < n; ++a)
-            for (int b = 0; b < n; ++b)
-              if (pin[a * n + b]) {
-                const double term = w.input[i * n + a] * pin[a * n + b][c] * w.input[j * n + b];
-                want += term;
-                magnitude += std::abs(term);
-              }
-          worst = std::max(worst, std::abs(got[(i * n + j) * lanes + c] - want) / magnitude);
-        }
+    const std::vector<double> bt = matrix(w.input, n, n);
+    const double worst = transform_error(bt, bt, n, n, n, n, pin, got, lanes);  // float32 sums of up to 36 terms
     INFO(n << " x " << n);
     CHECK(worst < 1e-6);
   }
@@ -252,19 +271,8 @@ TEST_CASE("the hand-written 8 x 8 back transforms match a float64 product, and a
       for (int e = 0; e < 64; ++e) pin[e] = in.data() + e * lanes;
       for (int e = 0; e < mi * mj; ++e) pout[e] = got.data() + e * lanes;
       mk.winograd_output(mi, mj, pin.data(), pout.data(), lanes);
-      double worst = 0;  // relative to the sum of the terms' magnitudes
-      for (int i = 0; i < mi; ++i)
-        for (int j = 0; j < mj; ++j)
-          for (i64 c = 0; c < lanes; ++c) {
-            double want = 0, magnitude = 1e-30;
-            for (int a = 0; a < 8; ++a)
-              for (int b = 0; b < 8; ++b) {
-                const double term = wr.output[i * 8 + a] * in[(a * 8 + b) * lanes + c] * wc.output[j * 8 + b];
-                want += term;
-                magnitude += std::abs(term);
-              }
-            worst = std::max(worst, std::abs(got[(i * mj + j) * lanes + c] - want) / magnitude);
-          }
+      const double worst =
+          transform_error(matrix(wr.output, mi, 8), matrix(wc.output, mj, 8), mi, mj, 8, 8, pin, got, lanes);
       INFO(mi << " x " << mj);
       CHECK(worst < 1e-6);
       // The winograd path's finite rule: a non-finite product anywhere makes the whole tile non-finite.
@@ -295,20 +303,9 @@ TEST_CASE("the hand-written dy transform of the filter gradient matches a float6
       for (int e = 0; e < mi * mj; ++e) pin[e] = e == 1 ? nullptr : in.data() + e * lanes;  // one reads zeros
       for (int e = 0; e < 36; ++e) pout[e] = got.data() + e * lanes;
       mk.winograd_dy(mi, mj, pin.data(), pout.data(), lanes);
-      double worst = 0;  // relative to the sum of the terms' magnitudes
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j)
-          for (i64 c = 0; c < lanes; ++c) {
-            double want = 0, magnitude = 1e-30;
-            for (int a = 0; a < mi; ++a)
-              for (int b = 0; b < mj; ++b)
-                if (pin[a * mj + b]) {  // AT^T[i][a] = AT[a][i]
-                  const double term = wr.output[a * 6 + i] * pin[a * mj + b][c] * wc.output[b * 6 + j];
-                  want += term;
-                  magnitude += std::abs(term);
-                }
-            worst = std::max(worst, std::abs(got[(i * 6 + j) * lanes + c] - want) / magnitude);
-          }
+      // L = AT^T of the rows' F(mi, 7 - mi), R = AT^T of the columns'.
+      const double worst = transform_error(matrix(wr.output, mi, 6, true), matrix(wc.output, mj, 6, true), 6, 6, mi, mj,
+                                           pin, got, lanes);
       INFO(mi << " x " << mj);
       CHECK(worst < 1e-6);
     }
