@@ -1,5 +1,6 @@
 // The fusions sessions apply when they compile a plan (core/rewrite.hpp): each matches a chain of
-// ops that one fused op computes with the same bits, where no one else reads the chain's inside.
+// ops that one fused op computes with the same bits, where no one else reads the chain's inside:
+// Conv2D -> BiasAdd [-> Relu] and MaxPoolGrad -> ReluGrad.
 #include "dagrad/core/rewrite.hpp"
 #include "dagrad/ops/register.hpp"
 
@@ -33,8 +34,23 @@ std::optional<Fusion> fuse_conv2d_bias_relu(const Node& last, const PlanView& pl
   return fusion;
 }
 
+// MaxPoolGrad -> ReluGrad (the backward pass of Relu -> MaxPool) as _MaxPoolGradReluGrad, matched
+// at the ReluGrad: the mask is applied while the pooling gradient is in cache.
+std::optional<Fusion> fuse_max_pool_grad_relu_grad(const Node& relu_grad, const PlanView& plan) {
+  if (relu_grad.op() != "ReluGrad") return std::nullopt;
+  const Node* pool_grad = sole_producer(plan, relu_grad.inputs[0], "MaxPoolGrad", relu_grad);
+  if (pool_grad == nullptr) return std::nullopt;
+  const DType dtype = get_attr<DType>(pool_grad->attrs, "T");
+  if (!plan.has_kernel("_MaxPoolGradReluGrad", dtype)) return std::nullopt;
+  const std::vector<Output>& in = pool_grad->inputs;
+  return Fusion{"_MaxPoolGradReluGrad", {in[0], in[1], in[2], relu_grad.inputs[1]}, pool_grad->attrs, {pool_grad->id}};
+}
+
 }  // namespace
 
-void register_rewrites(RewriteRegistry& r) { r.add("fuse_conv2d_bias_relu", fuse_conv2d_bias_relu); }
+void register_rewrites(RewriteRegistry& r) {
+  r.add("fuse_conv2d_bias_relu", fuse_conv2d_bias_relu);
+  r.add("fuse_max_pool_grad_relu_grad", fuse_max_pool_grad_relu_grad);
+}
 
 }  // namespace dagrad::ops

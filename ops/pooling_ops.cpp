@@ -91,6 +91,13 @@ void max_pool_grad_shape(ShapeContext& c) {
   c.set_output(0, grad_grad ? c.input_shape(1) : c.input_shape(0));
 }
 
+// _MaxPoolGradReluGrad: MaxPoolGrad's shape, with features shaped as orig_input (ReluGrad's rule).
+void max_pool_grad_relu_grad_shape(ShapeContext& c) {
+  max_pool_grad_shape(c);
+  c.require_rank(3, 4);
+  require_same_shape(c.op_name(), "features", c.input_shape(0), c.input_shape(3));
+}
+
 void avg_pool_grad_shape(ShapeContext& c) {
   const Shape& dims_shape = c.input_shape(0);
   if (dims_shape.rank() != 1 || (dims_shape[0] >= 0 && dims_shape[0] != 4)) {
@@ -225,6 +232,20 @@ void register_pooling_ops(OpRegistry& r) {
               .shape_fn(max_pool_grad_shape)
               .doc("The gradient of MaxPoolGrad: each window picks grad at its first maximal input. Unlike TF's, "
                    "it also takes EXPLICIT padding (as MaxPoolGrad does).")
+              .build());
+  }
+  {
+    OpDefBuilder b("_MaxPoolGradReluGrad");
+    b.input("orig_input", "T")
+        .input("orig_output", "T")
+        .input("grad", "T")
+        .input("features", "T")
+        .output("output", "T");
+    r.add(pool_attrs(b, true)
+              .shape_fn(max_pool_grad_relu_grad_shape)
+              .doc("ReluGrad(MaxPoolGrad(orig_input, orig_output, grad), features), with the bits of the two ops run "
+                   "one after the other. Sessions put it in the place of such pairs (the backward pass of Relu then "
+                   "MaxPool); attributes as MaxPoolGrad's.")
               .build());
   }
   {

@@ -17,6 +17,9 @@ const std::vector<OpWithoutRawOp>& ops_without_raw_op() {
       {"_FusedConv2D",
        "internal: sessions put it in the place of Conv2D -> BiasAdd [-> Relu] chains (an "
        "underscore op, not part of tf.raw_ops either)"},
+      {"_MaxPoolGradReluGrad",
+       "internal: sessions put it in the place of MaxPoolGrad -> ReluGrad pairs (an underscore op, as "
+       "_FusedConv2D)"},
   };
   return ops;
 }

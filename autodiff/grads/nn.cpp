@@ -146,6 +146,8 @@ void register_nn_gradients(GradientRegistry& r) {
   for (const char* op : {"ArgMax", "Equal", "ApplyGradientDescent", "ApplyMomentum", "ApplyAdam"}) {
     r.add_no_gradient(op);
   }
+  // Sessions make it from backward passes whose gradients are built already (ops/fusions.cpp).
+  r.add_no_gradient("_MaxPoolGradReluGrad");
 }
 
 }  // namespace dagrad::autodiff

@@ -1,5 +1,6 @@
-// CPU kernels (oneTBB): MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool and AvgPoolGrad for every
-// float dtype (half and bfloat16 compare and accumulate in float). Forward windows run in parallel
+// CPU kernels (oneTBB): MaxPool, MaxPoolGrad (and _MaxPoolGradReluGrad, ReluGrad's mask on its
+// result), MaxPoolGradGrad, AvgPool and AvgPoolGrad for every float dtype (half and bfloat16
+// compare and accumulate in float). Forward windows run in parallel
 // over (image, output row); MaxPoolGrad scatters per image in a fixed order and AvgPoolGrad
 // gathers per input row, so results never depend on the thread count. Every kernel returns at once
 // on an empty output: its loops over batch or rows could otherwise run over rows of nothing.
@@ -13,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/branch_free.hpp"
@@ -249,28 +251,60 @@ template <class T>
   }
 }
 
-// The row compiled for the baseline ISA and for AVX-512, chosen at run time (kCpuAvx512 below).
+// ReluGrad's arithmetic (nn_kernels.cpp), in place: y = y * (features > 0), so that a NaN or Inf
+// gradient where features <= 0 gives NaN, as TF's multiply does.
 template <class T>
-void max_pool_grad_disjoint_baseline(const Pool2DGeometry& g, const T* x, const T* grad, T* dx, i64 n, i64 orow) {
+[[gnu::always_inline]] inline void relu_grad_mask(T* y, const T* features, i64 count) {
+  using A = accumulator_t<T>;
+  for (i64 i = 0; i < count; ++i)
+    y[i] = static_cast<T>(widen_element(y[i]) * one_if<A>(widen_element(features[i]) > A(0)));
+}
+
+// The row, then (for _MaxPoolGradReluGrad) ReluGrad's mask on the input rows it wrote, while they
+// are in cache. Compiled for the baseline ISA and for AVX-512, chosen at run time.
+template <class T>
+[[gnu::always_inline]] inline void max_pool_grad_disjoint_masked_row(const Pool2DGeometry& g, const T* x, const T* grad,
+                                                                     const T* features, T* dx, i64 n, i64 orow) {
   max_pool_grad_disjoint_row(g, x, grad, dx, n, orow);
+  if (features == nullptr) return;
+  const Span rows = band(orow, g.stride_rows, g.pad_top, g.out_rows, g.rows);
+  const i64 begin = g.in_offset(n, rows.begin, 0, 0);
+  relu_grad_mask(dx + begin, features + begin, g.in_offset(n, rows.end, 0, 0) - begin);
 }
 template <class T>
-DAGRAD_AVX512_TARGET void max_pool_grad_disjoint_avx512(const Pool2DGeometry& g, const T* x, const T* grad, T* dx,
-                                                        i64 n, i64 orow) {
-  max_pool_grad_disjoint_row(g, x, grad, dx, n, orow);
+void max_pool_grad_disjoint_baseline(const Pool2DGeometry& g, const T* x, const T* grad, const T* features, T* dx,
+                                     i64 n, i64 orow) {
+  max_pool_grad_disjoint_masked_row(g, x, grad, features, dx, n, orow);
+}
+template <class T>
+DAGRAD_AVX512_TARGET void max_pool_grad_disjoint_avx512(const Pool2DGeometry& g, const T* x, const T* grad,
+                                                        const T* features, T* dx, i64 n, i64 orow) {
+  max_pool_grad_disjoint_masked_row(g, x, grad, features, dx, n, orow);
 }
 
 template <class T>
-void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, T* dx) {
+void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, const T* features, T* dx) {
   const auto row = use_avx512() ? &max_pool_grad_disjoint_avx512<T> : &max_pool_grad_disjoint_baseline<T>;
-  parallel_out_rows(g, [&](i64 n, i64 orow) { row(g, x, grad, dx, n, orow); });
+  parallel_out_rows(g, [&](i64 n, i64 orow) { row(g, x, grad, features, dx, n, orow); });
+}
+
+// ReluGrad's mask over a whole tensor, in parallel.
+template <class T>
+void relu_grad_mask_all(T* y, const T* features, i64 count) {
+  constexpr i64 kGrain = 1 << 14;
+  tbb::parallel_for(tbb::blocked_range<i64>(0, count, kGrain), [&](const tbb::blocked_range<i64>& r) {
+    relu_grad_mask(y + r.begin(), features + r.begin(), r.size());
+  });
 }
 
 // One task per image: finds each window's max and adds its gradient there, in output-row order
 // (accumulating in float for half/bfloat16). Windows of one image touch only that image, and no
 // buffer of max locations is needed (fresh pages cost more here than the arithmetic).
+// _MaxPoolGradReluGrad passes ReluGrad's features: the result is then multiplied by features > 0
+// after its rounding to T, as ReluGrad would on MaxPoolGrad's output, in the same task where the
+// float32 rows are still in cache.
 template <class T>
-void max_pool_grad(KernelContext& c) {
+void max_pool_grad(KernelContext& c, const T* features = nullptr) {
   using A = accumulator_t<T>;
   const auto g = geometry(c, c.input(0).shape());
   const T* x = c.input(0).data<T>();
@@ -286,10 +320,12 @@ void max_pool_grad(KernelContext& c) {
       const FloatBuffer wide_x = to_float(x, c.input(0).num_elements());
       const FloatBuffer wide_grad = to_float(grad, c.input(2).num_elements());
       FloatBuffer wide_dx(c.output_shape(0).num_elements());
-      max_pool_grad_disjoint(g, wide_x.data(), wide_grad.data(), wide_dx.data());
-      return from_float(wide_dx, dx);
+      max_pool_grad_disjoint(g, wide_x.data(), wide_grad.data(), static_cast<const float*>(nullptr), wide_dx.data());
+      from_float(wide_dx, dx);
+      if (features) relu_grad_mask_all(dx, features, c.output_shape(0).num_elements());
+      return;
     }
-    return max_pool_grad_disjoint(g, x, grad, dx);
+    return max_pool_grad_disjoint(g, x, grad, features, dx);
   }
   const i64 image = g.rows * g.cols * g.depth;
   tbb::parallel_for(i64{0}, g.batch, [&](i64 n) {
@@ -310,7 +346,13 @@ void max_pool_grad(KernelContext& c) {
     if constexpr (!std::is_same_v<A, T>) {
       for (i64 i = 0; i < image; ++i) dx[n * image + i] = static_cast<T>(acc[i]);
     }
+    if (features) relu_grad_mask(dx + n * image, features + n * image, image);
   });
+}
+
+template <class T>
+void max_pool_grad_relu_grad(KernelContext& c) {
+  max_pool_grad<T>(c, c.input(3).data<T>());
 }
 
 template <class T>
@@ -388,7 +430,9 @@ void register_pooling_kernels(KernelRegistry& r) {
   add_kernels(r, "MaxPool", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return max_pool<T>; }));
   add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kSchemaDTypes,
-              float_kernels([]<class T>() -> KernelFn { return max_pool_grad<T>; }));
+              float_kernels([]<class T>() -> KernelFn { return [](KernelContext& c) { max_pool_grad<T>(c); }; }));
+  add_kernels(r, "_MaxPoolGradReluGrad", kCpu, kBackend, kPriority, kSchemaDTypes,
+              float_kernels([]<class T>() -> KernelFn { return max_pool_grad_relu_grad<T>; }));
   add_kernels(r, "MaxPoolGradGrad", kCpu, kBackend, kPriority, kSchemaDTypes,
               float_kernels([]<class T>() -> KernelFn { return max_pool_grad_grad<T>; }));
   add_kernels(r, "AvgPool", kCpu, kBackend, kPriority, kSchemaDTypes,

@@ -1,5 +1,6 @@
-// CUDA kernels: MaxPool, AvgPool, MaxPoolGrad, MaxPoolGradGrad, AvgPoolGrad (registrations; the
-// window geometry comes from ops::pool2d_geometry, the one every backend reads).
+// CUDA kernels: MaxPool, AvgPool, MaxPoolGrad, MaxPoolGradGrad, AvgPoolGrad and
+// _MaxPoolGradReluGrad (registrations; the window geometry comes from ops::pool2d_geometry, the
+// one every backend reads).
 #include <algorithm>
 
 #include "dagrad/backends/cuda/glue.hpp"
@@ -15,7 +16,9 @@ PoolIndex pool_index(const KernelContext& c, const Shape& input) {
   return pool_index_of(ops::pool2d_geometry(c.op_name(), c.attrs(), input));
 }
 
-void max_pool_grad(KernelContext& c) {
+// MaxPoolGrad; with relu_mask (_MaxPoolGradReluGrad), ReluGrad's kernel then runs in place on its
+// result with input 3 as the features, on the same stream.
+void max_pool_grad(KernelContext& c, bool relu_mask) {
   Launch launch(c);
   const PoolIndex p = pool_index(c, c.input(0).shape());
   Tensor& out = c.allocate_output(0);
@@ -25,6 +28,10 @@ void max_pool_grad(KernelContext& c) {
   Buffer argmax(allocator_for(c.device()), static_cast<std::size_t>(checked_mul(windows, 8)));
   launch_max_pool_grad(elem(out.dtype()), c.input(0).raw_data(), c.input(2).raw_data(), out.raw_data(),
                        static_cast<std::int64_t*>(argmax.data()), p, launch.stream);
+  if (relu_mask) {
+    launch_relu_grad(elem(out.dtype()), out.raw_data(), c.input(3).raw_data(), out.raw_data(), out.num_elements(),
+                     launch.stream);
+  }
 }
 
 }  // namespace
@@ -47,7 +54,9 @@ void register_pooling_kernels(KernelRegistry& r) {
     };
   });
   add_kernels(r, "MaxPoolGrad", kCuda, kBackend, kPriority, kSchemaDTypes,
-              []<class T>() -> KernelFn { return [](KernelContext& c) { max_pool_grad(c); }; });
+              []<class T>() -> KernelFn { return [](KernelContext& c) { max_pool_grad(c, false); }; });
+  add_kernels(r, "_MaxPoolGradReluGrad", kCuda, kBackend, kPriority, kSchemaDTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { max_pool_grad(c, true); }; });
   add_kernels(r, "MaxPoolGradGrad", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
       Launch launch(c);

@@ -1,6 +1,7 @@
-// Reference kernels: MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool, AvgPoolGrad. Plain loops
-// over every window (SAME, VALID or EXPLICIT padding, all through the shared geometry); the max
-// of a window is its first maximal element in row-major order (TF's).
+// Reference kernels: MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool, AvgPoolGrad and
+// _MaxPoolGradReluGrad (ReluGrad's mask on MaxPoolGrad's result). Plain loops over every window
+// (SAME, VALID or EXPLICIT padding, all through the shared geometry); the max of a window is its
+// first maximal element in row-major order (TF's).
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -53,6 +54,22 @@ ops::Pool2DGeometry geometry(KernelContext& c, const Shape& input) {
   return ops::pool2d_geometry(c.op_name(), c.attrs(), input);
 }
 
+// MaxPoolGrad's output (also _MaxPoolGradReluGrad's, before its mask): each window's gradient
+// added at its first maximum, in double, rounded once.
+template <class T>
+Tensor& max_pool_grad(KernelContext& c) {
+  const T* x = c.input(0).data<T>();
+  const T* grad = c.input(2).data<T>();
+  Tensor& out = c.allocate_output(0);
+  std::vector<double> acc(static_cast<std::size_t>(out.num_elements()), 0.0);
+  for_each_window(geometry(c, c.input(0).shape()), [&](std::int64_t o, const std::vector<std::int64_t>& w) {
+    const std::int64_t k = window_argmax(x, w);
+    if (k >= 0) acc[static_cast<std::size_t>(k)] += widen<T>(grad[o]);
+  });
+  for (std::size_t i = 0; i < acc.size(); ++i) out.data<T>()[i] = narrow<T>(acc[i]);
+  return out;
+}
+
 }  // namespace
 
 void register_pooling_kernels(KernelRegistry& r) {
@@ -68,17 +85,16 @@ void register_pooling_kernels(KernelRegistry& r) {
       });
     };
   });
-  add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
+  add_kernels(r, "MaxPoolGrad", kCpu, kBackend, kPriority, kSchemaDTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { max_pool_grad<T>(c); }; });
+  add_kernels(r, "_MaxPoolGradReluGrad", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
     return [](KernelContext& c) {
-      const T* x = c.input(0).data<T>();
-      const T* grad = c.input(2).data<T>();
-      Tensor& out = c.allocate_output(0);
-      std::vector<double> acc(static_cast<std::size_t>(out.num_elements()), 0.0);
-      for_each_window(geometry(c, c.input(0).shape()), [&](std::int64_t o, const std::vector<std::int64_t>& w) {
-        const std::int64_t k = window_argmax(x, w);
-        if (k >= 0) acc[static_cast<std::size_t>(k)] += widen<T>(grad[o]);
-      });
-      for (std::size_t i = 0; i < acc.size(); ++i) out.data<T>()[i] = narrow<T>(acc[i]);
+      Tensor& out = max_pool_grad<T>(c);
+      const T* features = c.input(3).data<T>();
+      T* y = out.data<T>();
+      // ReluGrad's reference arithmetic on MaxPoolGrad's rounded result.
+      for (std::int64_t i = 0; i < out.num_elements(); ++i)
+        y[i] = narrow<T>(widen<T>(y[i]) * (widen<T>(features[i]) > 0 ? 1.0 : 0.0));
     };
   });
   add_kernels(r, "MaxPoolGradGrad", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {

@@ -52,18 +52,19 @@ Shape pooled_shape(const Window& w) {
 }
 
 // Cases of one op over the windows it accepts. Pooling is piecewise linear: order 1 (MaxPoolGrad
-// is checked at order 1 as an op of its own; its gradient is MaxPoolGradGrad). MaxPool and
-// MaxPoolGradGrad select values: exact; the others add in another order than the reference.
+// is checked at order 1 as an op of its own; its gradient is MaxPoolGradGrad), or 0 for an op
+// without a gradient. MaxPool and MaxPoolGradGrad select values: exact; the others add in another
+// order than the reference.
 template <class Inputs>
-OpCasesFn cases_of(bool takes_explicit, bool exact, Inputs inputs) {
-  return [takes_explicit, exact, inputs] {
+OpCasesFn cases_of(bool takes_explicit, bool exact, Inputs inputs, bool has_gradient = true) {
+  return [takes_explicit, exact, inputs, has_gradient] {
     std::vector<OpCase> cases;
     for (const Window& w : windows())
       if (takes_explicit || !w.explicit_padding)
         cases.push_back({.label = w.label,
                          .inputs = inputs(w),
                          .attrs = w.attrs,
-                         .gradient_order = w.large ? 0 : 1,
+                         .gradient_order = w.large || !has_gradient ? 0 : 1,
                          .exact = exact});
     return cases;
   };
@@ -80,6 +81,15 @@ void register_pooling_cases(OpRegistry& r) {
                                               with_zero_jacobian(output_of("MaxPool", {0}, w.attrs)),
                                               uniform(pooled_shape(w))};
               }));
+  // Sessions make it from MaxPoolGrad -> ReluGrad (no gradient of its own); features of both signs.
+  r.set_cases("_MaxPoolGradReluGrad", cases_of(
+                                          true, false,
+                                          [](const Window& w) {
+                                            return std::vector<CaseInput>{distinct(w.input),
+                                                                          output_of("MaxPool", {0}, w.attrs),
+                                                                          uniform(pooled_shape(w)), uniform(w.input)};
+                                          },
+                                          false));
   r.set_cases("MaxPoolGradGrad", cases_of(true, true, [](const Window& w) {
                 return std::vector<CaseInput>{with_zero_jacobian(distinct(w.input)),
                                               with_zero_jacobian(output_of("MaxPool", {0}, w.attrs)), uniform(w.input)};

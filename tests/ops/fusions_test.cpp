@@ -1,7 +1,7 @@
-// Sessions fuse Conv2D -> BiasAdd [-> Relu] into _FusedConv2D (ops/fusions.cpp): the fused plan gives
-// the unfused plan's results bit for bit (forward and gradients, every float dtype, both layouts),
-// runs the fused op in place of the chain, and leaves chains alone where the inside is fetched or
-// read elsewhere.
+// Sessions fuse Conv2D -> BiasAdd [-> Relu] into _FusedConv2D and MaxPoolGrad -> ReluGrad into
+// _MaxPoolGradReluGrad (ops/fusions.cpp): the fused plan gives the unfused plan's results bit for
+// bit (forward and gradients, every float dtype, both layouts), runs the fused op in place of the
+// chain, and leaves chains alone where the inside is fetched or read elsewhere.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -114,4 +114,41 @@ TEST_CASE("A chain whose inside is fetched or read elsewhere is not fused", "[se
   CHECK_FALSE(
       contains(ops_run(s, {{c.x, feeds.at(c.x)}, {c.conv, random_tensor(c.conv.shape(), DType::Float32, 4)}}, {c.out}),
                "_FusedConv2D"));
+}
+
+TEST_CASE("The backward pass of Relu -> MaxPool runs as _MaxPoolGradReluGrad, bit for bit", "[session][fusion]") {
+  for (DType dtype : {DType::Float32, DType::Float64, DType::Half, DType::BFloat16}) {
+    for (const std::string format : {"NHWC", "NCHW"}) {
+      for (const char* padding : {"VALID", "SAME"}) {
+        INFO(dtype_name(dtype) << " " << format << " " << padding);
+        const bool nhwc = format == "NHWC";
+        Graph g;
+        Output x = ops::placeholder(g, dtype, nhwc ? Shape{2, 7, 6, 3} : Shape{2, 3, 7, 6}, "x");
+        Output activated = ops::relu(g, x);
+        const std::vector<std::int64_t> window =
+            nhwc ? std::vector<std::int64_t>{1, 2, 2, 1} : std::vector<std::int64_t>{1, 1, 2, 2};
+        Output pooled = ops::max_pool(g, activated,
+                                      {.ksize = window, .strides = window, .padding = padding, .data_format = format});
+        Output loss = ops::reduce_sum_all(g, ops::mul(g, pooled, pooled));
+        const std::vector<Output> fetches{loss, gradients(g, {loss}, {x})[0]};
+        const FeedMap feeds{{x, random_tensor(x.shape(), dtype, 7)}};
+        Session fused(g, {.profile = true});
+        Session plain(g, {.profile = true, .rewrite = false});
+        const auto a = fused.run(feeds, fetches);
+        const auto b = plain.run(feeds, fetches);
+        for (std::size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i], b[i]));
+        const auto fused_ops = ops_run(fused, feeds, fetches);
+        CHECK(contains(fused_ops, "_MaxPoolGradReluGrad"));
+        CHECK_FALSE(contains(fused_ops, "MaxPoolGrad"));
+        CHECK_FALSE(contains(fused_ops, "ReluGrad"));
+        CHECK_FALSE(contains(ops_run(plain, feeds, fetches), "_MaxPoolGradReluGrad"));
+        // Fetching MaxPoolGrad's output keeps the pair apart.
+        const Output pool_grad = g.node(fetches[1].node).inputs[0];
+        REQUIRE(pool_grad.op().op() == "MaxPoolGrad");
+        const auto apart = ops_run(fused, feeds, {fetches[1], pool_grad});
+        CHECK(contains(apart, "MaxPoolGrad"));
+        CHECK(contains(apart, "ReluGrad"));
+      }
+    }
+  }
 }

@@ -161,6 +161,8 @@ TEST_CASE("cuda pooling kernels equal the reference bit for bit", "[cuda]") {
       CHECK(bitwise_equal(run_on_cuda("MaxPool", {x}, attrs)[0], y));
       CHECK(bitwise_equal(run_on_cuda("MaxPoolGrad", {x, y, dy}, attrs)[0],
                           run_reference("MaxPoolGrad", {x, y, dy}, attrs)[0]));
+      CHECK(bitwise_equal(run_on_cuda("_MaxPoolGradReluGrad", {x, y, dy, ddx}, attrs)[0],
+                          run_reference("_MaxPoolGradReluGrad", {x, y, dy, ddx}, attrs)[0]));
       CHECK(bitwise_equal(run_on_cuda("MaxPoolGradGrad", {x, y, ddx}, attrs)[0],
                           run_reference("MaxPoolGradGrad", {x, y, ddx}, attrs)[0]));
       if (!explicit_padding) {  // AvgPool has no EXPLICIT padding
