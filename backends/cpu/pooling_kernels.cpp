@@ -252,57 +252,56 @@ template <class T>
 }
 
 // ReluGrad's arithmetic (nn_kernels.cpp), in place: y = y * (features > 0), so that a NaN or Inf
-// gradient where features <= 0 gives NaN, as TF's multiply does.
-template <class T>
-[[gnu::always_inline]] inline void relu_grad_mask(T* y, const T* features, i64 count) {
+// gradient where features <= 0 gives NaN, as TF's multiply does. F may be T's 16-bit type where y
+// holds its float32 widening.
+template <class T, class F>
+[[gnu::always_inline]] inline void relu_grad_mask(T* __restrict y, const F* __restrict features, i64 count) {
   using A = accumulator_t<T>;
-  for (i64 i = 0; i < count; ++i)
-    y[i] = static_cast<T>(widen_element(y[i]) * one_if<A>(widen_element(features[i]) > A(0)));
+  if constexpr (std::is_same_v<T, float> && is_reduced_float_v<F>) {
+    // On the features' bits, which GCC vectorises (it keeps loads of F's class scalar): the values
+    // above 0 are exactly the patterns 1 to +Inf's.
+    const auto* bits = reinterpret_cast<const std::uint16_t*>(features);
+    const auto infinity = std::bit_cast<std::uint16_t>(std::numeric_limits<F>::infinity());
+    for (i64 i = 0; i < count; ++i) y[i] = y[i] * one_if<float>(static_cast<std::uint16_t>(bits[i] - 1) < infinity);
+  } else {
+    for (i64 i = 0; i < count; ++i)
+      y[i] = static_cast<T>(widen_element(y[i]) * one_if<A>(widen_element(features[i]) > A(0)));
+  }
 }
 
 // The row, then (for _MaxPoolGradReluGrad) ReluGrad's mask on the input rows it wrote, while they
 // are in cache. Compiled for the baseline ISA and for AVX-512, chosen at run time.
-template <class T>
+template <class T, class F>
 [[gnu::always_inline]] inline void max_pool_grad_disjoint_masked_row(const Pool2DGeometry& g, const T* x, const T* grad,
-                                                                     const T* features, T* dx, i64 n, i64 orow) {
+                                                                     const F* features, T* dx, i64 n, i64 orow) {
   max_pool_grad_disjoint_row(g, x, grad, dx, n, orow);
   if (features == nullptr) return;
   const Span rows = band(orow, g.stride_rows, g.pad_top, g.out_rows, g.rows);
   const i64 begin = g.in_offset(n, rows.begin, 0, 0);
   relu_grad_mask(dx + begin, features + begin, g.in_offset(n, rows.end, 0, 0) - begin);
 }
-template <class T>
-void max_pool_grad_disjoint_baseline(const Pool2DGeometry& g, const T* x, const T* grad, const T* features, T* dx,
+template <class T, class F>
+void max_pool_grad_disjoint_baseline(const Pool2DGeometry& g, const T* x, const T* grad, const F* features, T* dx,
                                      i64 n, i64 orow) {
   max_pool_grad_disjoint_masked_row(g, x, grad, features, dx, n, orow);
 }
-template <class T>
+template <class T, class F>
 DAGRAD_AVX512_TARGET void max_pool_grad_disjoint_avx512(const Pool2DGeometry& g, const T* x, const T* grad,
-                                                        const T* features, T* dx, i64 n, i64 orow) {
+                                                        const F* features, T* dx, i64 n, i64 orow) {
   max_pool_grad_disjoint_masked_row(g, x, grad, features, dx, n, orow);
 }
 
-template <class T>
-void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, const T* features, T* dx) {
-  const auto row = use_avx512() ? &max_pool_grad_disjoint_avx512<T> : &max_pool_grad_disjoint_baseline<T>;
+template <class T, class F>
+void max_pool_grad_disjoint(const Pool2DGeometry& g, const T* x, const T* grad, const F* features, T* dx) {
+  const auto row = use_avx512() ? &max_pool_grad_disjoint_avx512<T, F> : &max_pool_grad_disjoint_baseline<T, F>;
   parallel_out_rows(g, [&](i64 n, i64 orow) { row(g, x, grad, features, dx, n, orow); });
-}
-
-// ReluGrad's mask over a whole tensor, in parallel.
-template <class T>
-void relu_grad_mask_all(T* y, const T* features, i64 count) {
-  constexpr i64 kGrain = 1 << 14;
-  tbb::parallel_for(tbb::blocked_range<i64>(0, count, kGrain), [&](const tbb::blocked_range<i64>& r) {
-    relu_grad_mask(y + r.begin(), features + r.begin(), r.size());
-  });
 }
 
 // One task per image: finds each window's max and adds its gradient there, in output-row order
 // (accumulating in float for half/bfloat16). Windows of one image touch only that image, and no
 // buffer of max locations is needed (fresh pages cost more here than the arithmetic).
 // _MaxPoolGradReluGrad passes ReluGrad's features: the result is then multiplied by features > 0
-// after its rounding to T, as ReluGrad would on MaxPoolGrad's output, in the same task where the
-// float32 rows are still in cache.
+// as ReluGrad would on MaxPoolGrad's output (after its rounding to T), in the task that wrote it.
 template <class T>
 void max_pool_grad(KernelContext& c, const T* features = nullptr) {
   using A = accumulator_t<T>;
@@ -319,11 +318,11 @@ void max_pool_grad(KernelContext& c, const T* features = nullptr) {
       // which narrow as the accumulating kernel's results do.
       const FloatBuffer wide_x = to_float(x, c.input(0).num_elements());
       const FloatBuffer wide_grad = to_float(grad, c.input(2).num_elements());
+      // The mask applies to the float32 results before they narrow: each is 0 + a gradient of T
+      // or 0, so it narrows exactly and the product is the one ReluGrad forms after narrowing.
       FloatBuffer wide_dx(c.output_shape(0).num_elements());
-      max_pool_grad_disjoint(g, wide_x.data(), wide_grad.data(), static_cast<const float*>(nullptr), wide_dx.data());
-      from_float(wide_dx, dx);
-      if (features) relu_grad_mask_all(dx, features, c.output_shape(0).num_elements());
-      return;
+      max_pool_grad_disjoint(g, wide_x.data(), wide_grad.data(), features, wide_dx.data());
+      return from_float(wide_dx, dx);
     }
     return max_pool_grad_disjoint(g, x, grad, features, dx);
   }
