@@ -57,24 +57,48 @@ bool misses_outputs(const Conv2DGeometry& g) {
 }
 
 constexpr std::string_view kOpNames[] = {"Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"};
+constexpr std::string_view kEmpty = "empty";
 
-// Runs op's row for the call (a, b: the op's inputs in order; out: its output, of n elements),
-// or the generic path (the table's last row) where the row's FiniteRule sends the call there.
+// _FusedConv2D's BiasAdd, then Relu where asked, on Conv2D's output.
+template <class T>
+struct Epilogue {
+  const T* bias;
+  bool relu;
+};
+
+// The epilogue as a pass over the whole output (for kernels that do not apply it as they write),
+// with BiasAdd's split of the channel axis; none where there is none.
+template <class T>
+void add_epilogue(const Conv2DGeometry& g, T* y, const Epilogue<T>* epilogue) {
+  if (epilogue == nullptr) return;
+  const auto split =
+      ops::split_at_channel(Shape(g.output_dims()), g.data_format == ops::DataFormat::NHWC ? "NHWC" : "NCHW");
+  bias_add_relu(y, epilogue->bias, y, split, conv2d_sizes(g).output, epilogue->relu);
+}
+
+// Runs op's row for the call (a, b: the op's inputs in order; out: its output), or the generic
+// path (the table's last row) where the row's FiniteRule sends the call there. Conv2D may carry an
+// epilogue: the row's fused kernel applies it where the row has one (float32), else a pass after
+// the kernel that ran; a fused kernel reports a non-finite result before its epilogue (Relu would
+// hide a NaN), which a RerunIfNonFinite row computes again on the generic path.
 template <class T>
 std::string_view run_path(ConvOp op, std::string_view op_name, const Conv2DGeometry& g, const T* a, const T* b, T* out,
-                          std::string_view forced) {
+                          std::string_view forced, const Epilogue<T>* epilogue = nullptr) {
   const ConvPath& path =
       conv2d_choose_path(op, op_name.empty() ? kOpNames[static_cast<int>(op)] : op_name, g, dtype_of<T>, forced);
+  const auto ran = [&](const ConvPath& row) {
+    add_epilogue(g, out, epilogue);
+    return row.name;
+  };
   if constexpr (std::is_same_v<T, double>) {  // only the generic path claims float64: no rule to keep
     path.kernel<T>()(g, a, b, out);
   } else {
-    const ConvPath& generic_row = conv2d_path_table(op).back();
-    const ConvKernel<T> generic = generic_row.kernel<T>();
-    const ConvSizes n = conv2d_sizes(g);
+    const ConvPath& generic = conv2d_path_table(op).back();
     const auto run_generic = [&] {
-      generic(g, a, b, out);
-      return generic_row.name;
+      generic.kernel<T>()(g, a, b, out);
+      return ran(generic);
     };
+    const ConvSizes n = conv2d_sizes(g);
     switch (path.finite) {
       case FiniteRule::FilterIfPadded:  // Conv2D: (x, f)
         if (has_padding(g) && !all_finite(b, n.filter)) return run_generic();
@@ -86,32 +110,32 @@ std::string_view run_path(ConvOp op, std::string_view op_name, const Conv2DGeome
       case FiniteRule::RerunIfNonFinite:
         break;
     }
+    const bool rerun = path.finite == FiniteRule::RerunIfNonFinite;
+    if constexpr (std::is_same_v<T, float>) {
+      if (epilogue != nullptr && path.fused_float_kernel != nullptr) {
+        const bool finite = path.fused_float_kernel(g, a, b, out, {epilogue->bias, epilogue->relu});
+        return finite || !rerun ? path.name : run_generic();
+      }
+    }
     path.kernel<T>()(g, a, b, out);
     const i64 out_size = op == ConvOp::Forward ? n.output : op == ConvOp::BackpropInput ? n.input : n.filter;
-    if (path.finite == FiniteRule::RerunIfNonFinite && !all_finite(out, out_size)) return run_generic();
+    if (rerun && !all_finite(out, out_size)) return run_generic();
   }
-  return path.name;
+  return ran(path);
 }
 
-constexpr std::string_view kEmpty = "empty";
-
-// The channel axis of Conv2D's output, for the epilogue's pass over it (as BiasAdd splits it).
-ops::ChannelSplit output_split(const Conv2DGeometry& g) {
-  return ops::split_at_channel(Shape(g.output_dims()), g.data_format == ops::DataFormat::NHWC ? "NHWC" : "NCHW");
-}
-
-// _FusedConv2D on a row with a fused kernel, under the row's finite rule as run_path keeps it; where
-// the rule sends the call to the generic path, it runs there unfused.
-std::string_view run_fused(const ConvPath& path, const Conv2DGeometry& g, const float* x, const float* f, float* y,
-                           const ConvEpilogue& epilogue) {
+// Conv2D, with _FusedConv2D's epilogue or without.
+template <class T>
+std::string_view forward(const Conv2DGeometry& g, const T* x, const T* f, T* y, std::string_view path,
+                         std::string_view op, const Epilogue<T>* epilogue) {
   const ConvSizes n = conv2d_sizes(g);
-  const bool scanned_out = path.finite == FiniteRule::FilterIfPadded && has_padding(g) && !all_finite(f, n.filter);
-  if (!scanned_out && (path.fused_float_kernel(g, x, f, y, epilogue) || path.finite != FiniteRule::RerunIfNonFinite))
-    return path.name;
-  const ConvPath& generic = conv2d_path_table(ConvOp::Forward).back();
-  generic.kernel<float>()(g, x, f, y);
-  bias_add_relu(y, epilogue.bias, y, output_split(g), n.output, epilogue.relu);
-  return generic.name;
+  if (n.output == 0) return kEmpty;     // before any loop: an empty output may still have a huge dimension
+  if (n.input == 0 || n.filter == 0) {  // no tap reads anything
+    std::fill_n(y, n.output, T(0));
+    add_epilogue(g, y, epilogue);
+    return kEmpty;
+  }
+  return run_path(ConvOp::Forward, op, g, x, f, y, path, epilogue);
 }
 
 }  // namespace
@@ -119,29 +143,14 @@ std::string_view run_fused(const ConvPath& path, const Conv2DGeometry& g, const 
 template <class T>
 std::string_view conv2d_forward(const Conv2DGeometry& g, const T* x, const T* f, T* y, std::string_view path,
                                 std::string_view op) {
-  const ConvSizes n = conv2d_sizes(g);
-  if (n.output == 0) return kEmpty;     // before any loop: an empty output may still have a huge dimension
-  if (n.input == 0 || n.filter == 0) {  // no tap reads anything
-    std::fill_n(y, n.output, T(0));
-    return kEmpty;
-  }
-  return run_path(ConvOp::Forward, op, g, x, f, y, path);
+  return forward<T>(g, x, f, y, path, op, nullptr);
 }
 
 template <class T>
 std::string_view conv2d_forward_fused(const Conv2DGeometry& g, const T* x, const T* f, const T* bias, bool relu, T* y,
                                       std::string_view path, std::string_view op) {
-  const ConvSizes n = conv2d_sizes(g);
-  if (n.output == 0) return kEmpty;
-  if constexpr (std::is_same_v<T, float>) {
-    if (n.input > 0 && n.filter > 0) {
-      const ConvPath& row = conv2d_choose_path(ConvOp::Forward, op.empty() ? kOpNames[0] : op, g, DType::Float32, path);
-      if (row.fused_float_kernel) return run_fused(row, g, x, f, y, {bias, relu});
-    }
-  }
-  const std::string_view ran = conv2d_forward(g, x, f, y, path, op);
-  bias_add_relu(y, bias, y, output_split(g), n.output, relu);
-  return ran;
+  const Epilogue<T> epilogue{bias, relu};
+  return forward(g, x, f, y, path, op, &epilogue);
 }
 
 template <class T>
