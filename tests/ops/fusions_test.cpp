@@ -58,6 +58,21 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// Runs g's fetches fused and with rewrite = false: they must agree bit for bit, and only the fused
+// plan may run `fused_op`. Returns the ops the fused plan ran.
+std::vector<std::string> fused_ops_of(const Graph& g, const FeedMap& feeds, const std::vector<Output>& fetches,
+                                      const std::string& fused_op) {
+  Session fused(g, {.profile = true});
+  Session plain(g, {.profile = true, .rewrite = false});
+  const auto a = fused.run(feeds, fetches);
+  const auto b = plain.run(feeds, fetches);
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i], b[i]));
+  CHECK_FALSE(contains(ops_run(plain, feeds, fetches), fused_op));
+  const auto ops = ops_run(fused, feeds, fetches);
+  CHECK(contains(ops, fused_op));
+  return ops;
+}
+
 }  // namespace
 
 TEST_CASE("Fused Conv2D + BiasAdd [+ Relu] equals the unfused chain bit for bit", "[session][fusion]") {
@@ -69,20 +84,13 @@ TEST_CASE("Fused Conv2D + BiasAdd [+ Relu] equals the unfused chain bit for bit"
         const FeedMap feeds{{c.x, random_tensor(c.x.shape(), dtype, 1)}};
         std::vector<Output> fetches{c.out, c.loss};
         fetches.insert(fetches.end(), c.grads.begin(), c.grads.end());
-        Session fused(c.g, {.profile = true});
-        Session plain(c.g, {.profile = true, .rewrite = false});
-        const auto a = fused.run(feeds, fetches);
-        const auto b = plain.run(feeds, fetches);
-        for (std::size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i], b[i]));
-        const auto fused_ops = ops_run(fused, feeds, fetches);
-        CHECK(contains(fused_ops, "_FusedConv2D"));
+        const auto fused_ops = fused_ops_of(c.g, feeds, fetches, "_FusedConv2D");
         CHECK_FALSE(contains(fused_ops, "Conv2D"));
         CHECK_FALSE(contains(fused_ops, "BiasAdd"));
         CHECK_FALSE(contains(fused_ops, "Relu"));
-        CHECK_FALSE(contains(ops_run(plain, feeds, fetches), "_FusedConv2D"));
         // The fused node stands for the chain's last node, with the conv's cost and path.
         RunStats stats;
-        fused.run(feeds, fetches, {}, &stats);
+        Session(c.g, {.profile = true}).run(feeds, fetches, {}, &stats);
         for (const NodeTiming& t : stats.profile.nodes) {
           if (t.op != "_FusedConv2D") continue;
           CHECK(t.node == c.out.node);
@@ -132,19 +140,13 @@ TEST_CASE("The backward pass of Relu -> MaxPool runs as _MaxPoolGradReluGrad, bi
         Output loss = ops::reduce_sum_all(g, ops::mul(g, pooled, pooled));
         const std::vector<Output> fetches{loss, gradients(g, {loss}, {x})[0]};
         const FeedMap feeds{{x, random_tensor(x.shape(), dtype, 7)}};
-        Session fused(g, {.profile = true});
-        Session plain(g, {.profile = true, .rewrite = false});
-        const auto a = fused.run(feeds, fetches);
-        const auto b = plain.run(feeds, fetches);
-        for (std::size_t i = 0; i < a.size(); ++i) CHECK(same_bits(a[i], b[i]));
-        const auto fused_ops = ops_run(fused, feeds, fetches);
-        CHECK(contains(fused_ops, "_MaxPoolGradReluGrad"));
+        const auto fused_ops = fused_ops_of(g, feeds, fetches, "_MaxPoolGradReluGrad");
         CHECK_FALSE(contains(fused_ops, "MaxPoolGrad"));
         CHECK_FALSE(contains(fused_ops, "ReluGrad"));
-        CHECK_FALSE(contains(ops_run(plain, feeds, fetches), "_MaxPoolGradReluGrad"));
         // Fetching MaxPoolGrad's output keeps the pair apart.
         const Output pool_grad = g.node(fetches[1].node).inputs[0];
         REQUIRE(pool_grad.op().op() == "MaxPoolGrad");
+        Session fused(g, {.profile = true});
         const auto apart = ops_run(fused, feeds, {fetches[1], pool_grad});
         CHECK(contains(apart, "MaxPoolGrad"));
         CHECK(contains(apart, "ReluGrad"));
