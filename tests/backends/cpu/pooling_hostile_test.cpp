@@ -16,7 +16,8 @@ using dagrad::testing::error_of;
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-const char* const kPoolOps[] = {"MaxPool", "AvgPool", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPoolGrad"};
+const char* const kPoolOps[] = {"MaxPool",         "AvgPool",     "MaxPoolGrad",
+                                "MaxPoolGradGrad", "AvgPoolGrad", "_MaxPoolGradReluGrad"};
 
 // ksize and strides are given as (rows, cols) and placed by data_format.
 AttrMap pool_attrs(std::int64_t k_rows, std::int64_t k_cols, std::int64_t s_rows, std::int64_t s_cols,
@@ -50,6 +51,7 @@ std::vector<Tensor> pool_inputs(const std::string& op, const Tensor& x, const Sh
   if (op == "MaxPool" || op == "AvgPool") return {x};
   if (op == "AvgPoolGrad") return {shape_vector(x.shape()), ramp(pooled, 7)};
   if (op == "MaxPoolGrad") return {x, ramp(pooled, 5), ramp(pooled, 7)};
+  if (op == "_MaxPoolGradReluGrad") return {x, ramp(pooled, 5), ramp(pooled, 7), ramp(x.shape(), 9)};
   return {x, ramp(pooled, 5), ramp(x.shape(), 7)};  // MaxPoolGradGrad: grad has x's shape
 }
 
@@ -117,6 +119,7 @@ TEST_CASE("pooling kernels return at once on an empty output with huge dims", "[
       std::vector<Tensor> inputs{x};
       if (op == "AvgPoolGrad") inputs = {Tensor::zeros(DType::Int32, Shape{4}), x};
       if (op == "MaxPoolGrad" || op == "MaxPoolGradGrad") inputs = {x, x, x};
+      if (op == "_MaxPoolGradReluGrad") inputs = {x, x, x, x};
       const KernelDef& kernel = kernel_registry().get(op, Device::Kind::CPU, DType::Float32, backend);
       KernelContext context(op, op, attrs, Device::cpu(), inputs, {DType::Float32}, {in});
       kernel.fn(context);
@@ -131,10 +134,11 @@ TEST_CASE("pooling ops on an empty output with a huge dim return at once through
     const AttrMap attrs = pool_attrs(1, 1, 1, 1, "SAME", nchw);
     const Tensor x = Tensor::zeros(DType::Float32, in);
     for (const char* backend : {"cpu", "reference"}) {
-      for (const std::string op : {"MaxPool", "AvgPool", "MaxPoolGrad", "MaxPoolGradGrad"}) {
+      for (const std::string op : {"MaxPool", "AvgPool", "MaxPoolGrad", "MaxPoolGradGrad", "_MaxPoolGradReluGrad"}) {
         INFO(backend << " " << op << " nchw " << nchw);
-        const std::vector<Tensor> inputs =
-            op == "MaxPool" || op == "AvgPool" ? std::vector<Tensor>{x} : std::vector<Tensor>{x, x, x};
+        const std::vector<Tensor> inputs = op == "MaxPool" || op == "AvgPool" ? std::vector<Tensor>{x}
+                                           : op == "_MaxPoolGradReluGrad"     ? std::vector<Tensor>{x, x, x, x}
+                                                                              : std::vector<Tensor>{x, x, x};
         CHECK(run_op(op, inputs, attrs, {.backend = backend})[0].shape() == in);
       }
     }
