@@ -18,8 +18,8 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "dagrad/backends/cpu/avx512_target.hpp"
 #include "dagrad/backends/cpu/branch_free.hpp"
-#include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/register.hpp"
 #include "dagrad/ops/pooling_ops.hpp"
@@ -43,18 +43,6 @@ Span window(i64 o, i64 stride, i64 pad, i64 size, i64 extent) {
   const i64 start = o * stride - pad;
   return {std::max<i64>(start, 0), std::min(start + size, extent)};
 }
-
-// Element loops compiled twice, for the baseline ISA and, through GCC's target attribute, for
-// AVX-512 (16 float lanes, and bfloat16 widening in registers), chosen at run time from cpu_info
-// (so DAGRAD_MAX_CPU_ISA caps it). Unlike -m flags on a file (backends/cpu/isa/), the attribute
-// leaves the inline functions such a loop shares with the library compiled for the baseline.
-#if defined(__x86_64__)
-#define DAGRAD_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
-bool use_avx512() { return cpu_info().avx512; }
-#else
-#define DAGRAD_AVX512_TARGET
-bool use_avx512() { return false; }
-#endif
 
 // An element as its accumulator type. bfloat16 widens by a shift (its bits are float32's upper
 // half), which GCC vectorises and Eigen's cast is not; the value is the same.
@@ -136,7 +124,7 @@ template <int N, class T>
 [[gnu::always_inline]] inline void max_block(const Pool2DGeometry& g, const T* x, i64 n, Span rows, Span cols, i64 d0,
                                              T* y) {
   typedef T Vec __attribute__((vector_size(N * sizeof(T))));
-  Vec best, v;  // no function takes or returns a Vec: its ABI differs between the two compilations
+  Vec best, v;  // locals only (avx512_target.hpp)
   std::memcpy(&best, x + g.in_offset(n, rows.begin, cols.begin, d0), sizeof best);
   for (i64 r = rows.begin; r < rows.end; ++r) {
     for (i64 col = cols.begin; col < cols.end; ++col) {
@@ -410,7 +398,7 @@ template <int N, class T>
 [[gnu::always_inline]] inline void avg_block(const Pool2DGeometry& g, const T* x, i64 n, Span rows, Span cols, i64 d0,
                                              T count, T* y) {
   typedef T Vec __attribute__((vector_size(N * sizeof(T))));
-  Vec sum{}, v;  // no function takes or returns a Vec (see max_block)
+  Vec sum{}, v;
   for (i64 r = rows.begin; r < rows.end; ++r) {
     for (i64 col = cols.begin; col < cols.end; ++col) {
       std::memcpy(&v, x + g.in_offset(n, r, col, d0), sizeof v);
