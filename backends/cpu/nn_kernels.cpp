@@ -142,8 +142,6 @@ void bias_add(KernelContext& c) {
   bias_add_relu(c.input(0).data<T>(), c.input(1).data<T>(), out.data<T>(), s, out.num_elements(), false);
 }
 
-// Per block of kBlockRows outer rows, per channel: the sum of the block's rows. With inner > 1 each
-// (row, channel) first sums its inner run from zero, as one running sum across chunk boundaries.
 // BiasAddGrad's block of rows [first, end), each of NV * 16 channels (NHWC, float or double),
 // summed into acc with the sums in NV GCC vectors held in registers: the additions of the loop in
 // bias_add_grad, in its order (a loop per row of 32 channels cost its setup every row: 0.22 ms on
@@ -171,25 +169,22 @@ DAGRAD_AVX512_TARGET void sum_rows_avx512(const T* g, i64 first, i64 end, T* acc
 
 // The vector form for rows of 16, 32, 48 or 64 channels; null for other rows and types.
 template <class T>
-void (*vector_row_sums(i64 row_len))(const T*, i64, i64, T*) {
+using RowSums = void (*)(const T*, i64, i64, T*);
+template <class T>
+RowSums<T> vector_row_sums(i64 row_len) {
   if constexpr (std::is_floating_point_v<T>) {
-    const bool avx512 = use_avx512();
-    switch (row_len) {
-      case 16:
-        return avx512 ? &sum_rows_avx512<1, T> : &sum_rows_baseline<1, T>;
-      case 32:
-        return avx512 ? &sum_rows_avx512<2, T> : &sum_rows_baseline<2, T>;
-      case 48:
-        return avx512 ? &sum_rows_avx512<3, T> : &sum_rows_baseline<3, T>;
-      case 64:
-        return avx512 ? &sum_rows_avx512<4, T> : &sum_rows_baseline<4, T>;
-      default:
-        break;
-    }
+    static constexpr RowSums<T> kBaseline[] = {sum_rows_baseline<1, T>, sum_rows_baseline<2, T>,
+                                               sum_rows_baseline<3, T>, sum_rows_baseline<4, T>};
+    static constexpr RowSums<T> kAvx512[] = {sum_rows_avx512<1, T>, sum_rows_avx512<2, T>, sum_rows_avx512<3, T>,
+                                             sum_rows_avx512<4, T>};
+    if (row_len % 16 == 0 && row_len >= 16 && row_len <= 64)
+      return (use_avx512() ? kAvx512 : kBaseline)[row_len / 16 - 1];
   }
   return nullptr;
 }
 
+// Per block of kBlockRows outer rows, per channel: the sum of the block's rows. With inner > 1 each
+// (row, channel) first sums its inner run from zero, as one running sum across chunk boundaries.
 template <class T>
 void bias_add_grad(KernelContext& c) {
   using A = accumulator_t<T>;
