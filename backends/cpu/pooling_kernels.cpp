@@ -15,7 +15,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/avx512_target.hpp"
@@ -118,8 +117,7 @@ template <bool WithIndex, class T, class Visit>
 // The maxima of channels [d0, d0 + N) of one NHWC window (rows x cols, not empty) into y, kept in
 // registers across the window (max_row keeps them in memory, and stalled on storing them: 76% of
 // MaxPool's time on train_cnn's first pool). Same rule: strictly greater replaces, NaN never does.
-// T is float or double (NHWC half and bfloat16 are widened first); N channels as
-// one GCC vector (GCC left a loop of N scalars unvectorised).
+// T is float or double; N channels as one GCC vector (GCC left a loop of N scalars unvectorised).
 template <int N, class T>
 [[gnu::always_inline]] inline void max_block(const Pool2DGeometry& g, const T* x, i64 n, Span rows, Span cols, i64 d0,
                                              T* y) {
@@ -136,41 +134,32 @@ template <int N, class T>
 }
 
 // MaxPool's output row (n, orow) in Out (T, or float for widened half/bfloat16 input); an empty
-// window gives T's lowest finite value, as TF's CPU kernel. NHWC in blocks of 16 channels, then
-// one at a time.
+// window gives T's lowest finite value, as TF's CPU kernel. NHWC float and double (the NHWC
+// half and bfloat16 inputs arrive widened) in blocks of 16 channels, then one at a time.
 template <class Lowest, class T, class Out>
 [[gnu::always_inline]] inline void max_pool_row(const Pool2DGeometry& g, const T* x, Out* y, i64 n, i64 orow) {
   const Out lowest = static_cast<Out>(std::numeric_limits<Lowest>::lowest());
-  if (g.nchw) {
-    max_row<false>(g, n, orow, x, [&](i64 o, accumulator_t<T> value, i64 k) {
-      y[o] = k < 0 ? lowest : static_cast<Out>(value);  // value is an input element: exact
-    });
-    return;
-  }
-  constexpr i64 kBlock = 16;
-  const Span rows = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
-  for (i64 ocol = 0; ocol < g.out_cols; ++ocol) {
-    const Span cols = window(ocol, g.stride_cols, g.pad_left, g.window_cols, g.cols);
-    Out* out = y + g.out_offset(n, orow, ocol, 0);
-    if (rows.begin >= rows.end || cols.begin >= cols.end) {
-      std::fill_n(out, g.depth, lowest);
-      continue;
-    }
-    i64 d0 = 0;
-    if constexpr (std::is_same_v<T, Out> && std::is_floating_point_v<T>) {
-      for (; d0 + kBlock <= g.depth; d0 += kBlock) max_block<kBlock>(g, x, n, rows, cols, d0, out + d0);
-    }
-    for (; d0 < g.depth; ++d0) {  // one channel at a time
-      auto best = widen_element(x[g.in_offset(n, rows.begin, cols.begin, d0)]);
-      for (i64 r = rows.begin; r < rows.end; ++r) {
-        for (i64 col = cols.begin; col < cols.end; ++col) {
-          const auto v = widen_element(x[g.in_offset(n, r, col, d0)]);
-          best = v > best ? v : best;
+  if constexpr (std::is_same_v<T, Out> && std::is_floating_point_v<T>) {
+    if (!g.nchw) {
+      constexpr i64 kBlock = 16;
+      const Span rows = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
+      for (i64 ocol = 0; ocol < g.out_cols; ++ocol) {
+        const Span cols = window(ocol, g.stride_cols, g.pad_left, g.window_cols, g.cols);
+        Out* out = y + g.out_offset(n, orow, ocol, 0);
+        if (rows.begin >= rows.end || cols.begin >= cols.end) {
+          std::fill_n(out, g.depth, lowest);
+          continue;
         }
+        i64 d0 = 0;
+        for (; d0 + kBlock <= g.depth; d0 += kBlock) max_block<kBlock>(g, x, n, rows, cols, d0, out + d0);
+        for (; d0 < g.depth; ++d0) max_block<1>(g, x, n, rows, cols, d0, out + d0);
       }
-      out[d0] = static_cast<Out>(best);
+      return;
     }
   }
+  max_row<false>(g, n, orow, x, [&](i64 o, accumulator_t<T> value, i64 k) {
+    y[o] = k < 0 ? lowest : static_cast<Out>(value);  // value is an input element: exact
+  });
 }
 template <class Lowest, class T, class Out>
 void max_pool_row_baseline(const Pool2DGeometry& g, const T* x, Out* y, i64 n, i64 orow) {
