@@ -47,6 +47,9 @@ struct CpuidWords {
   bool amx_permission = false;  // the OS granted tile data (Linux: arch_prctl)
 };
 CpuInfo cpu_info_from(const CpuidWords& words, CpuIsa cap);
+// A cache size as Linux writes it in /sys/devices/system/cpu/cpuN/cache/indexM/size ("32768K",
+// "1M", "512"), in bytes; 0 for anything else, or above 1 TiB.
+std::int64_t parse_cache_size(std::string_view text);
 // A DAGRAD_MAX_CPU_ISA value; throws InvalidArgument naming the variable and the accepted names.
 CpuIsa parse_cpu_isa(std::string_view name);
 

@@ -80,9 +80,11 @@ void rows_driver(i64 pixels, i64 len, i64 cols, TapMatrices b, const Windows& wi
           if (used == 0 && j0 > 0) continue;
           const i64 next_rows = tile + 1 < tile1 ? std::min(mr, pixels - (tile + 1) * mr) : 0;
           if (streamed && q0 == col0)
-            for (i64 r = 0; r < next_rows; ++r) prefetch_to_l2(a[static_cast<std::size_t>((s + 1) * mr + r)] + j0, jn * 4);
+            for (i64 r = 0; r < next_rows; ++r)
+              prefetch_to_l2(a[static_cast<std::size_t>((s + 1) * mr + r)] + j0, jn * 4);
           if (streamed && j0 == 0)
-            for (i64 r = 0; r < next_rows; ++r) prefetch_to_l2(c[static_cast<std::size_t>((s + 1) * mr + r)] + q0, qn * 4);
+            for (i64 r = 0; r < next_rows; ++r)
+              prefetch_to_l2(c[static_cast<std::size_t>((s + 1) * mr + r)] + q0, qn * 4);
           for (i64 t0 = 0; t0 < std::max<i64>(used, 1); t0 += kMaxTaps) {
             const i64 tn = std::min<i64>(kMaxTaps, used - t0);
             for (i64 t = 0; t < tn; ++t)

@@ -85,6 +85,7 @@ TEST_CASE("the running CPU's view agrees with the compiler's detection", "[cpu][
   INFO(info.to_string());
   CHECK(info.l1d_bytes > 0);
   CHECK(info.l2_bytes >= info.l1d_bytes);
+  CHECK(info.l3_bytes > 0);
   CHECK(info.cores >= 1);
   CHECK(info.online_cpus >= info.cores);  // the affinity mask is a subset of the online CPUs
   CHECK(info.to_string().find(info.model + ":") == 0);
@@ -97,4 +98,20 @@ TEST_CASE("the running CPU's view agrees with the compiler's detection", "[cpu][
     CHECK(info.avx512_bf16 == (info.avx512 && __builtin_cpu_supports("avx512bf16")));
   }
 #endif
+}
+
+TEST_CASE("parse_cache_size reads Linux's sysfs sizes and refuses anything else", "[cpu]") {
+  CHECK(cpu::parse_cache_size("32768K") == std::int64_t{32} << 20);
+  CHECK(cpu::parse_cache_size("1M") == std::int64_t{1} << 20);
+  CHECK(cpu::parse_cache_size("2G") == std::int64_t{2} << 30);
+  CHECK(cpu::parse_cache_size("512") == 512);
+  CHECK(cpu::parse_cache_size("1024T") == 0);
+  CHECK(cpu::parse_cache_size("K") == 0);
+  CHECK(cpu::parse_cache_size("") == 0);
+  CHECK(cpu::parse_cache_size("0K") == 0);
+  CHECK(cpu::parse_cache_size("-4K") == 0);
+  CHECK(cpu::parse_cache_size("32768 K") == 0);
+  CHECK(cpu::parse_cache_size("1025G") == 0);                  // above 1 TiB
+  CHECK(cpu::parse_cache_size("99999999999999999999K") == 0);  // beyond int64
+  CHECK(cpu::parse_cache_size("9007199254740993K") == 0);      // would overflow the shift
 }
