@@ -16,6 +16,10 @@
 
 namespace dagrad::cpu {
 
+// N lanes of T as one GCC vector (the element loops' register-held running values).
+template <class T, int N>
+using GccVector [[gnu::vector_size(N * sizeof(T))]] = T;
+
 // Whether to call the AVX-512 compilation.
 inline bool use_avx512() {
 #if defined(__x86_64__)

@@ -148,8 +148,7 @@ void bias_add(KernelContext& c) {
 // train_cnn's first layer).
 template <int NV, class T>
 [[gnu::always_inline]] inline void sum_rows(const T* g, i64 first, i64 end, T* acc) {
-  typedef T Vec __attribute__((vector_size(16 * sizeof(T))));
-  Vec sum[NV] = {}, v;  // locals only (avx512_target.hpp)
+  GccVector<T, 16> sum[NV] = {}, v;  // locals only (avx512_target.hpp)
   for (i64 o = first; o < end; ++o) {
     for (int k = 0; k < NV; ++k) {
       std::memcpy(&v, g + (o * NV + k) * 16, sizeof v);

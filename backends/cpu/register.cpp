@@ -9,7 +9,8 @@ void register_kernels(KernelRegistry& r) {
   register_conv2d_kernels(r);
   register_nn_kernels(r);
   register_softmax_kernels(r);
-  register_pooling_kernels(r);
+  register_max_pool_kernels(r);
+  register_avg_pool_kernels(r);
   register_matmul_kernels(r);
   register_training_kernels(r);
   register_compare_kernels(r);

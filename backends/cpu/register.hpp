@@ -19,7 +19,8 @@ void register_array_kernels(KernelRegistry& registry);
 void register_conv2d_kernels(KernelRegistry& registry);
 void register_nn_kernels(KernelRegistry& registry);        // nn_kernels.cpp
 void register_softmax_kernels(KernelRegistry& registry);   // softmax_kernels.cpp
-void register_pooling_kernels(KernelRegistry& registry);   // pooling_kernels.cpp
+void register_max_pool_kernels(KernelRegistry& registry);  // max_pool_kernels.cpp
+void register_avg_pool_kernels(KernelRegistry& registry);  // avg_pool_kernels.cpp
 void register_matmul_kernels(KernelRegistry& registry);    // matmul_kernels.cpp
 void register_training_kernels(KernelRegistry& registry);  // training_kernels.cpp
 void register_compare_kernels(KernelRegistry& registry);   // compare_kernels.cpp
