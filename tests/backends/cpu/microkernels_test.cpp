@@ -2,6 +2,10 @@
 // initialisation in isa/conv_microkernels.inc, where a member left out is silently null.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 TEST_CASE("the chosen micro-kernel set has every kernel", "[cpu][isa]") {
@@ -13,11 +17,46 @@ TEST_CASE("the chosen micro-kernel set has every kernel", "[cpu][isa]") {
   CHECK(mk.pixels != nullptr);
   CHECK(mk.grid != nullptr);
   CHECK(mk.grid_max_rows != nullptr);
+  CHECK(mk.slide != nullptr);
   CHECK(mk.transform != nullptr);
   CHECK(mk.winograd_input != nullptr);
   CHECK(mk.winograd_output != nullptr);
   CHECK(mk.winograd_dy != nullptr);
   CHECK(mk.epilogue != nullptr);
   // A member added to MicroKernels changes the size: this assertion then asks for its check above.
-  static_assert(sizeof(dagrad::cpu::MicroKernels) == 2 * sizeof(int) + 10 * sizeof(void*));
+  static_assert(sizeof(dagrad::cpu::MicroKernels) == 2 * sizeof(int) + 11 * sizeof(void*));
+}
+
+// slide is grid with offsets 0, 1, 2, ... and sx = 1, summed in grid's order: the same bits, on
+// every tile height, window length and column count it takes (columns past whole vectors too).
+TEST_CASE("the slide kernel gives the grid kernel's bits", "[cpu][isa]") {
+  const dagrad::cpu::MicroKernels& mk = dagrad::cpu::micro_kernels();
+  const long long rs = 40, nrows = 4;
+  std::vector<float> x(static_cast<std::size_t>(nrows * rs));
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 257) / 64.0f - 2.0f;
+  const long long offsets[dagrad::cpu::kMaxRows] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int ran = 0;
+  for (long long len : {3, 5, 7}) {
+    for (long long n : {1LL, 3LL, 16LL, 21LL, 32LL, 40LL, 64LL, 70LL}) {
+      std::vector<float> y(static_cast<std::size_t>(nrows * len * n));
+      for (std::size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>((i * 104729) % 251) / 50.0f - 2.5f;
+      for (int mr = 1; mr <= dagrad::cpu::kMaxRows; ++mr) {
+        for (bool accumulate : {false, true}) {
+          std::vector<float> want(static_cast<std::size_t>(mr * n), 0.5f), got = want;
+          INFO("len " << len << ", n " << n << ", mr " << mr << ", accumulate " << accumulate);
+          if (!mk.slide(mr, n, len, x.data(), rs, nrows, y.data(), n, got.data(), n, accumulate)) continue;
+          // grid one vector of columns at a time, which every tile height up to kMaxRows fits.
+          for (long long col = 0; col < n; col += mk.vector_width) {
+            const long long cols = std::min<long long>(mk.vector_width, n - col);
+            mk.grid(mr, cols, x.data(), offsets, 1, rs, len, nrows, y.data() + col, n, want.data() + col, n,
+                    accumulate);
+          }
+          CHECK(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
+          ++ran;
+        }
+      }
+    }
+  }
+  CHECK(ran >= 3 * 8 * 2);  // every length, on tiles of one row at least
+  CHECK_FALSE(mk.slide(2, 16, 4, x.data(), rs, nrows, x.data(), 16, x.data(), 16, false));  // no 4-value windows
 }
