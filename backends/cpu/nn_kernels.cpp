@@ -142,36 +142,45 @@ void bias_add(KernelContext& c) {
   bias_add_relu(c.input(0).data<T>(), c.input(1).data<T>(), out.data<T>(), s, out.num_elements(), false);
 }
 
-// BiasAddGrad's block of rows [first, end), each of NV * 16 channels (NHWC, float or double),
-// summed into acc with the sums in NV GCC vectors held in registers: the additions of the loop in
-// bias_add_grad, in its order (a loop per row of 32 channels cost its setup every row: 0.22 ms on
-// train_cnn's first layer).
+// BiasAddGrad's block of rows [first, end), each of NV * 16 channels (NHWC; float, double, or
+// bfloat16 widened in registers by its shift), summed into acc with the sums in NV GCC vectors
+// held in registers: the additions of the loop in bias_add_grad, in its order (a loop per row of
+// 32 channels cost its setup every row: 0.22 ms on train_cnn's first layer; bfloat16 rows went
+// through the chunk buffers, 3.5x float32's time).
 template <int NV, class T>
-[[gnu::always_inline]] inline void sum_rows(const T* g, i64 first, i64 end, T* acc) {
-  GccVector<T, 16> sum[NV] = {}, v;  // locals only (avx512_target.hpp)
+[[gnu::always_inline]] inline void sum_rows(const T* g, i64 first, i64 end, accumulator_t<T>* acc) {
+  using A = accumulator_t<T>;
+  GccVector<A, 16> sum[NV] = {}, v;  // locals only (avx512_target.hpp)
   for (i64 o = first; o < end; ++o) {
     for (int k = 0; k < NV; ++k) {
-      std::memcpy(&v, g + (o * NV + k) * 16, sizeof v);
+      if constexpr (std::is_same_v<T, bfloat16>) {
+        GccVector<std::uint16_t, 16> bits;
+        std::memcpy(&bits, g + (o * NV + k) * 16, sizeof bits);
+        const auto wide = __builtin_convertvector(bits, GccVector<std::uint32_t, 16>) << 16;
+        std::memcpy(&v, &wide, sizeof v);
+      } else {
+        std::memcpy(&v, g + (o * NV + k) * 16, sizeof v);
+      }
       sum[k] += v;
     }
   }
   std::memcpy(acc, sum, sizeof sum);
 }
 template <int NV, class T>
-void sum_rows_baseline(const T* g, i64 first, i64 end, T* acc) {
+void sum_rows_baseline(const T* g, i64 first, i64 end, accumulator_t<T>* acc) {
   sum_rows<NV>(g, first, end, acc);
 }
 template <int NV, class T>
-DAGRAD_AVX512_TARGET void sum_rows_avx512(const T* g, i64 first, i64 end, T* acc) {
+DAGRAD_AVX512_TARGET void sum_rows_avx512(const T* g, i64 first, i64 end, accumulator_t<T>* acc) {
   sum_rows<NV>(g, first, end, acc);
 }
 
-// The vector form for rows of 16, 32, 48 or 64 channels; null for other rows and types.
+// The vector form for rows of 16, 32, 48 or 64 channels; null for other rows and types (half).
 template <class T>
-using RowSums = void (*)(const T*, i64, i64, T*);
+using RowSums = void (*)(const T*, i64, i64, accumulator_t<T>*);
 template <class T>
 RowSums<T> vector_row_sums(i64 row_len) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16>) {
     static constexpr RowSums<T> kBaseline[] = {sum_rows_baseline<1, T>, sum_rows_baseline<2, T>,
                                                sum_rows_baseline<3, T>, sum_rows_baseline<4, T>};
     static constexpr RowSums<T> kAvx512[] = {sum_rows_avx512<1, T>, sum_rows_avx512<2, T>, sum_rows_avx512<3, T>,
@@ -204,9 +213,7 @@ void bias_add_grad(KernelContext& c) {
     A* acc = partial.data() + blk * s.channels;
     ChunkBuffer<T> buf;
     const i64 end = std::min(s.outer, (blk + 1) * kBlockRows);
-    if constexpr (std::is_same_v<A, T>) {
-      if (row_sums) return row_sums(g, blk * kBlockRows, end, acc);
-    }
+    if (row_sums) return row_sums(g, blk * kBlockRows, end, acc);
     for (i64 o = blk * kBlockRows; o < end; ++o) {
       const T* row = g + o * row_len;
       A sum = 0;

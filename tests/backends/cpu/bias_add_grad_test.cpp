@@ -1,7 +1,7 @@
 // BiasAddGrad's CPU kernel sums its rows in blocks of 256 (nn_kernels.cpp's kBlockRows), each in
 // row order from zero, and adds the blocks' sums in block order: checked bit for bit against that
 // fold written out here, in NHWC (rows of 16 to 64 channels take the vector form, others the
-// loop) and NCHW, float32 and float64, on 1 thread and on all.
+// loop) and NCHW, float32, float64 and bfloat16 (summed in float32), on 1 thread and on all.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -41,11 +41,16 @@ std::vector<T> block_fold(const T* g, std::int64_t rows, std::int64_t channels) 
   return total;
 }
 
-template <class T>
+// A the type the sums are formed in (float for bfloat16, whose result is rounded once).
+template <class T, class A = T>
 void check_nhwc(std::int64_t channels, std::mt19937& rng) {
   const Shape shape{3, 17, 11, channels};  // 561 rows: two full blocks and a partial one
   const Tensor g = random_rows<T>(shape, rng);
-  const std::vector<T> expected = block_fold(g.data<T>(), 3 * 17 * 11, channels);
+  std::vector<A> wide(static_cast<std::size_t>(shape.num_elements()));
+  for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = static_cast<A>(g.data<T>()[i]);
+  const std::vector<A> sums = block_fold(wide.data(), 3 * 17 * 11, channels);
+  std::vector<T> expected(sums.size());
+  for (std::size_t i = 0; i < sums.size(); ++i) expected[i] = static_cast<T>(sums[i]);
   for (int threads : {1, 0}) {
     set_num_threads(threads);
     const Tensor got = run_op("BiasAddGrad", {g}, {})[0];
@@ -63,6 +68,7 @@ TEST_CASE("BiasAddGrad on the CPU folds 256-row blocks in order, bit for bit", "
     INFO(channels << " channels");
     check_nhwc<float>(channels, rng);
     check_nhwc<double>(channels, rng);
+    check_nhwc<bfloat16, float>(channels, rng);
   }
   // NCHW: each (image, channel) plane is one row of H * W values, summed in order, and the
   // planes of a channel fold as the NHWC rows do.
