@@ -99,28 +99,50 @@ template <bool WithIndex, class T, class Visit>
 // The maxima of channels [d0, d0 + N) of one NHWC window (rows x cols, not empty) into y, kept in
 // registers across the window (max_row keeps them in memory, and stalled on storing them: 76% of
 // MaxPool's time on train_cnn's first pool). Same rule: strictly greater replaces, NaN never does.
-// T is float or double; N channels as one GCC vector (GCC left a loop of N scalars unvectorised).
+// T is float or double, or bfloat16 compared as float (widened by its shift in registers; each
+// maximum is an input value, so it narrows back exactly, and a NaN as sign | 0x7fc0, as the
+// widened form's rounding gives it). N channels as one GCC vector (GCC left a loop of N scalars
+// unvectorised).
 template <int N, class T>
 [[gnu::always_inline]] inline void max_block(const Pool2DGeometry& g, const T* x, i64 n, Span rows, Span cols, i64 d0,
                                              T* y) {
-  GccVector<T, N> best, v;  // locals only (avx512_target.hpp)
-  std::memcpy(&best, x + g.in_offset(n, rows.begin, cols.begin, d0), sizeof best);
+  using A = accumulator_t<T>;
+  GccVector<A, N> best, v;  // locals only (avx512_target.hpp)
+  const auto load = [&](i64 r, i64 col, GccVector<A, N>& to) {
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      GccVector<std::uint16_t, N> bits;
+      std::memcpy(&bits, x + g.in_offset(n, r, col, d0), sizeof bits);
+      const auto wide = __builtin_convertvector(bits, GccVector<std::uint32_t, N>) << 16;
+      std::memcpy(&to, &wide, sizeof to);
+    } else {
+      std::memcpy(&to, x + g.in_offset(n, r, col, d0), sizeof to);
+    }
+  };
+  load(rows.begin, cols.begin, best);
   for (i64 r = rows.begin; r < rows.end; ++r) {
     for (i64 col = cols.begin; col < cols.end; ++col) {
-      std::memcpy(&v, x + g.in_offset(n, r, col, d0), sizeof v);
+      load(r, col, v);
       best = v > best ? v : best;  // packed max instructions
     }
   }
-  std::memcpy(y, &best, sizeof best);  // input elements: exact
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    GccVector<std::uint32_t, N> u;
+    std::memcpy(&u, &best, sizeof u);
+    const auto narrowed = best != best ? ((u >> 16) & 0x8000u) | 0x7fc0u : u >> 16;
+    const auto bits = __builtin_convertvector(narrowed, GccVector<std::uint16_t, N>);
+    std::memcpy(static_cast<void*>(y), &bits, sizeof bits);
+  } else {
+    std::memcpy(y, &best, sizeof best);  // input elements: exact
+  }
 }
 
-// MaxPool's output row (n, orow) in Out (T, or float for widened half/bfloat16 input); an empty
-// window gives T's lowest finite value, as TF's CPU kernel. NHWC float and double (the NHWC
-// half and bfloat16 inputs arrive widened) in blocks of 16 channels, then one at a time.
+// MaxPool's output row (n, orow) in Out (T, or float for widened half input); an empty window
+// gives T's lowest finite value, as TF's CPU kernel. NHWC float, double and bfloat16 (the NHWC
+// half input arrives widened) in blocks of 16 channels, then one at a time.
 template <class Lowest, class T, class Out>
 [[gnu::always_inline]] inline void max_pool_row(const Pool2DGeometry& g, const T* x, Out* y, i64 n, i64 orow) {
   const Out lowest = static_cast<Out>(std::numeric_limits<Lowest>::lowest());
-  if constexpr (std::is_same_v<T, Out> && std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, Out> && (std::is_floating_point_v<T> || std::is_same_v<T, bfloat16>)) {
     if (!g.nchw) {
       constexpr i64 kBlock = 16;
       const Span rows = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
@@ -164,7 +186,7 @@ void max_pool(KernelContext& c) {
   T* y = c.allocate_output(0).data<T>();
   const i64 outputs = c.output_shape(0).num_elements();
   if (outputs == 0) return;
-  if constexpr (is_reduced_float_v<T>) {
+  if constexpr (std::is_same_v<T, half>) {
     if (!g.nchw) {  // widened whole (see max_pool_grad): exact both ways, 16-bit loops stayed scalar
       const FloatBuffer wide = to_float(x, c.input(0).num_elements());
       FloatBuffer pooled(outputs);

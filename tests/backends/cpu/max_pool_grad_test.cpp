@@ -2,7 +2,7 @@
 // cannot reach: windows with tied maxima and NaNs (the first maximum in row-major order takes the
 // gradient, a NaN is never replaced), gradients of -0 (0 + -0 lands as +0), and windows that do
 // not overlap (the kernel writes each input element once) with the input rows and columns they
-// leave out, SAME and EXPLICIT padding, in every float dtype (half and bfloat16 run widened), on
+// leave out, SAME and EXPLICIT padding, in every float dtype (half runs widened), on
 // 1 thread and on all. _MaxPoolGradReluGrad alike, against ReluGrad run on MaxPoolGrad's result:
 // features of +-0, negatives and NaN, and infinite gradients (Inf * 0 is NaN, as TF's multiply).
 #include <catch2/catch.hpp>
