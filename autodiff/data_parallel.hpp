@@ -38,9 +38,11 @@ struct DataParallel {
   // the model built once per local shard over the same variables (VariableSet::reuse_variables).
   std::vector<Output> shard_losses;
   // The gradients are merged in packs (TF's CommunicationOptions.bytes_per_pack): consecutive
-  // variables, in their order, up to this many bytes in one exchange (a larger variable alone);
-  // 0 puts them all in one. Each exchange costs a latency, which fusing pays once; the bits are
-  // the same whatever the packing.
+  // variables, from the last back, up to this many bytes in one exchange (a larger variable
+  // alone); 0 puts them all in one. Each exchange costs a latency, which fusing pays once; but a
+  // pack's exchange starts only once all its gradients are formed, and runs while the session
+  // forms the others (the last layers' gradients come first), so smaller packs overlap more of
+  // the exchanges with the backward pass. The bits are the same whatever the packing.
   std::int64_t bytes_per_pack = 0;
 };
 

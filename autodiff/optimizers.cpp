@@ -40,12 +40,15 @@ std::vector<Output> data_parallel_gradients(Graph& g, const DataParallel& dp, co
   const auto bytes_of = [&](std::size_t i) {
     return static_cast<std::int64_t>(checked_bytes(params[i].shape().num_elements(), dtype_size(dtype), "gradient"));
   };
-  std::vector<Output> merged;
+  // Packs from the last variable back: backpropagation forms the last layers' gradients first, so
+  // each pack's exchange starts (CollectiveReduceShards starts early) while the gradients of the
+  // layers before it are still being formed.
+  std::vector<Output> merged(params.size());
   std::vector<int> previous;
-  for (std::size_t first = 0, pack = 0; first < params.size(); ++pack) {
-    std::size_t end = first + 1;
-    for (std::int64_t bytes = bytes_of(first); end < params.size(); ++end) {
-      bytes = checked_add(bytes, bytes_of(end), "gradient pack bytes");
+  for (std::size_t end = params.size(), pack = 0; end > 0; ++pack) {
+    std::size_t first = end - 1;
+    for (std::int64_t bytes = bytes_of(first); first > 0; --first) {
+      bytes = checked_add(bytes, bytes_of(first - 1), "gradient pack bytes");
       if (dp.bytes_per_pack > 0 && bytes > dp.bytes_per_pack) break;
     }
     // Input k * tensors + t: shard k's gradient of variable first + t.
@@ -58,8 +61,8 @@ std::vector<Output> data_parallel_gradients(Graph& g, const DataParallel& dp, co
                                     {"final_op", std::string("Div")}},
                                    str_cat("data_parallel/pack_", pack), previous);
     previous = {reduce.id};
-    for (int t = 0; t < reduce.num_outputs(); ++t) merged.push_back(g.output(reduce.id, t));
-    first = end;
+    for (int t = 0; t < reduce.num_outputs(); ++t) merged[first + static_cast<std::size_t>(t)] = g.output(reduce.id, t);
+    end = first;
   }
   return merged;
 }

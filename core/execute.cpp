@@ -111,6 +111,12 @@ std::vector<Tensor> execute_kernel(const KernelCall& call, std::vector<Tensor> i
   } else {
     run_kernel(call, context);
   }
+  if (context.deferred()) {
+    if (call.deferred != nullptr)
+      *call.deferred = std::move(context.deferred());
+    else
+      context.deferred()(true);
+  }
   if (call.ran_path != nullptr) *call.ran_path = context.ran_path;
   // Checked after the kernel (allocate_output checks before allocating): an op whose kernel
   // refuses to run, like an unfed Placeholder of partly unknown shape, reports its own error.

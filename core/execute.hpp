@@ -24,6 +24,9 @@ struct KernelCall {
   void* stream = nullptr;
   std::string_view kernel_path;          // see KernelContext::kernel_path
   std::string_view* ran_path = nullptr;  // if set, receives KernelContext::ran_path
+  // If set, receives the kernel's deferred work (KernelContext::defer), which the caller must
+  // finish before reading the outputs; if null, the work is finished before execute_kernel returns.
+  KernelContext::Finish* deferred = nullptr;
 };
 
 // Infers the concrete output shapes (validating the run-time shapes), runs the kernel and

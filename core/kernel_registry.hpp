@@ -62,7 +62,18 @@ class KernelContext {
   // storage from KernelDef::paths), empty otherwise.
   std::string_view ran_path;
 
+  // Work that completes after the kernel returns (an exchange in flight): the kernel allocates its
+  // outputs, keeps what the work needs alive in `finish`, and hands it over here. finish(false)
+  // makes progress and returns whether the work is done; finish(true) returns once it is, or
+  // throws. Nothing reads the outputs before then: the session executor finishes the work before
+  // the first node that reads them runs (polling it after every node meanwhile) and before the
+  // run returns; every other caller of a kernel (eager ops, the CLI) finishes it at once.
+  using Finish = std::function<bool(bool wait)>;
+  void defer(Finish finish) { deferred_ = std::move(finish); }
+  Finish& deferred() { return deferred_; }
+
  private:
+  Finish deferred_;
   std::string_view op_;
   std::string_view node_;
   const AttrMap* attrs_;

@@ -177,6 +177,10 @@ OpDefBuilder& OpDefBuilder::stateful() {
   def_.stateful = true;
   return *this;
 }
+OpDefBuilder& OpDefBuilder::start_early() {
+  def_.start_early = true;
+  return *this;
+}
 OpDefBuilder& OpDefBuilder::cost(OpCostFn fn) {
   def_.cost = std::move(fn);
   return *this;

@@ -58,6 +58,10 @@ struct OpDef {
   ShapeFn shape_fn;
   std::string doc;
   bool stateful = false;  // has side effects: never pruned, never constant-folded
+  // The executor runs it as soon as its inputs are ready, not in node order: an op whose kernel
+  // starts work that completes later (KernelContext::defer), a collective overlapping the nodes
+  // after it.
+  bool start_early = false;
   // Sample calls for the checks (`dagrad check`, the case-table tests), or why there are none
   // (graph-only ops such as Placeholder); a registered op has exactly one of the two.
   OpCasesFn cases;
@@ -102,6 +106,7 @@ class OpDefBuilder {
   OpDefBuilder& shape_fn(ShapeFn fn);
   OpDefBuilder& doc(std::string text);
   OpDefBuilder& stateful();
+  OpDefBuilder& start_early();
   OpDefBuilder& cases(OpCasesFn fn);
   OpDefBuilder& no_cases(std::string reason);
   OpDefBuilder& cost(OpCostFn fn);

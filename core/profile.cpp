@@ -52,11 +52,11 @@ void Profiler::add(const RunProfile& run) {
   for (const NodeTiming& n : run.nodes) {
     OpTotal& t = ops_[n.op];
     t.op = n.op;
-    ++t.calls;
+    t.calls += n.deferred ? 0 : 1;
     t.total_us += n.duration_us;
     kernels_us_ += n.duration_us;
     if (n.flops) t.flops += *n.flops, t.costed_us += n.duration_us;
-    if (!n.path.empty()) ++t.paths[n.path];
+    if (!n.path.empty() && !n.deferred) ++t.paths[n.path];
   }
   if (trace_.size() < trace_runs_) trace_.push_back(run);
 }

@@ -19,6 +19,9 @@ struct NodeTiming {
   std::string path;     // the path the kernel ran where it has several (the CPU conv ops), else ""
   double start_us = 0, duration_us = 0;
   std::optional<double> flops;  // where the op models its cost
+  // A later stretch of the node's deferred work (KernelContext::defer: a wait for an exchange, or
+  // the poll that completed it), not a call of its own: counted in the op's time, not its calls.
+  bool deferred = false;
 };
 
 // The timings of one Session::run. The nodes' intervals lie inside [0, duration_us] in execution

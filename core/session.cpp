@@ -41,6 +41,112 @@ std::string kernel_choice_line(const Node& n, const KernelDef& kernel, Device de
   return line;
 }
 
+// The deferred work of a run's nodes (KernelContext::defer), in the order it started: polled
+// after every node, so that it progresses while later nodes compute, and finished before the
+// first node that reads its outputs and before the run returns.
+class DeferredWork {
+ public:
+  // With a profile, each wait and the poll that completes a work are recorded as the node's
+  // (NodeTiming::deferred); polls that leave it in flight count as the executor's time.
+  explicit DeferredWork(RunProfile* profile) : profile_(profile) {}
+  void add(const Node& node, std::string backend, KernelContext::Finish finish) {
+    work_.push_back({&node, std::move(backend), std::move(finish)});
+  }
+  void poll() {
+    advance([](const Entry&) { return true; }, false);
+  }
+  void finish(int node) {
+    if (!work_.empty()) advance([node](const Entry& e) { return e.node->id == node; }, true);
+  }
+  void finish_all() {
+    advance([](const Entry&) { return true; }, true);
+  }
+  // After an error: the work still in flight is waited for all the same (other processes may take
+  // part in it; a kernel keeps its buffers alive where a wait fails), its own errors dropped.
+  void finish_after_error() noexcept {
+    for (Entry& e : work_) {
+      try {
+        e.finish(true);
+      } catch (...) {
+      }
+    }
+    work_.clear();
+  }
+
+ private:
+  struct Entry {
+    const Node* node;
+    std::string backend;
+    KernelContext::Finish finish;
+  };
+  // Calls finish(wait) on the entries `select` picks, in order; drops those done, and one that throws.
+  template <class Select>
+  void advance(Select select, bool wait) {
+    for (std::size_t i = 0; i < work_.size();) {
+      if (!select(work_[i])) {
+        ++i;
+        continue;
+      }
+      Entry& e = work_[i];
+      const double begin = profile_ ? steady_us() : 0.0;
+      bool done = true;
+      try {
+        done = e.finish(wait);
+      } catch (const Error& error) {
+        const std::string name = e.node->name;
+        work_.erase(work_.begin() + static_cast<std::ptrdiff_t>(i));
+        throw Error(error.code(), with_node_name(error.what(), name));
+      }
+      if (profile_ && (wait || done)) {
+        const double end = steady_us();
+        profile_->nodes.push_back({.node = e.node->id,
+                                   .name = e.node->name,
+                                   .op = e.node->op(),
+                                   .backend = e.backend,
+                                   .start_us = begin - profile_->start_us,
+                                   .duration_us = end - begin,
+                                   .deferred = true});
+      }
+      if (done)
+        work_.erase(work_.begin() + static_cast<std::ptrdiff_t>(i));
+      else
+        ++i;
+    }
+  }
+  RunProfile* profile_;
+  std::vector<Entry> work_;
+};
+
+// The order in which a plan runs its nodes. Node ids are already a topological order (a node's
+// inputs exist before it is added); a node whose op starts early (OpDef::start_early) moves up to
+// just after the last node it depends on (inputs and control inputs), after any earlier such node,
+// so that every process of a job starts its collectives in the same order.
+std::vector<int> run_order(const Graph& g, const std::vector<char>& needed, const Rewritten& rewritten,
+                           const FeedMap& feeds) {
+  std::vector<int> order;
+  const auto index_after = [&](int id) -> std::size_t {  // 0 for a node not planned (fed)
+    const auto it = std::find(order.begin(), order.end(), id);
+    return it == order.end() ? 0 : static_cast<std::size_t>(it - order.begin()) + 1;
+  };
+  int last_early = -1;
+  for (int id = 0; id < g.num_nodes(); ++id) {
+    if (!needed[static_cast<std::size_t>(id)] || rewritten.absorbed[static_cast<std::size_t>(id)]) continue;
+    const auto replacement = rewritten.fused.find(id);
+    const Node& n = replacement != rewritten.fused.end() ? replacement->second : g.node(id);
+    if (!n.def->start_early) {
+      order.push_back(id);
+      continue;
+    }
+    std::size_t at = last_early < 0 ? 0 : index_after(last_early);
+    for (const auto& in : n.inputs)
+      if (!feeds.count(in)) at = std::max(at, index_after(in.node));
+    for (int c : n.control_inputs) at = std::max(at, index_after(c));
+    order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), id);
+    last_early = id;
+  }
+  return order;
+}
+
 }  // namespace
 
 struct Session::Plan {
@@ -206,13 +312,12 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
                             ? apply_rewrites(g, needed, fed, fetches, targets, options_.device, options_.backend)
                             : Rewritten{{}, std::vector<char>(needed.size(), 0)};
   std::map<int, Node>& fused = rewritten.fused;
-  // Node ids are already a topological order: a node's inputs exist before it is added.
+  const std::vector<int> order = run_order(g, needed, rewritten, feeds);
   auto plan = std::make_unique<Plan>();
   std::map<Output, std::size_t> last_reader;
   const bool on_device = !options_.device.is_cpu();
   std::map<int, const KernelDef*> const_kernels;  // device sessions: the Const nodes planned so far
-  for (int id = 0; id < g.num_nodes(); ++id) {
-    if (!needed[static_cast<std::size_t>(id)] || rewritten.absorbed[static_cast<std::size_t>(id)]) continue;
+  for (const int id : order) {
     auto replacement = fused.find(id);
     if (replacement != fused.end()) plan->fused_nodes.push_back(std::move(replacement->second));
     const Node& n = replacement != fused.end() ? plan->fused_nodes.back() : g.node(id);
@@ -294,52 +399,64 @@ std::vector<Tensor> Session::execute(const Plan& plan, const FeedMap& feeds, con
     if (fed != feeds.end()) return fed->second;
     return values.at(out.node).at(static_cast<std::size_t>(out.index));
   };
-  for (const auto& step : plan.steps) {
-    const Node& n = *step.node;
-    if (step.host_const) {
-      values[n.id] = {get_attr<Tensor>(n.attrs, "value")};
+  DeferredWork deferred_work(profiling ? &stats.profile : nullptr);
+  try {
+    for (const auto& step : plan.steps) {
+      const Node& n = *step.node;
+      for (const auto& in : n.inputs) deferred_work.finish(in.node);  // done before anything reads it
+      if (step.host_const) {
+        values[n.id] = {get_attr<Tensor>(n.attrs, "value")};
+        ++stats.nodes_run;
+        continue;
+      }
+      std::vector<Tensor> inputs;
+      inputs.reserve(n.inputs.size());
+      for (const auto& in : n.inputs) inputs.push_back(value_of(in));
+      for (const auto& out : step.last_reads) values[out.node][static_cast<std::size_t>(out.index)] = Tensor();
+      for (const auto& c : step.device_const_inputs) inputs[c.input] = device_const(*c.node, *c.kernel, stats);
+      std::string_view ran_path;
+      KernelContext::Finish deferred;
+      KernelCall call{n.def,
+                      &n.attrs,
+                      n.name,
+                      &n.output_dtypes,
+                      step.kernel,
+                      options_.device,
+                      &variables,
+                      step.variable_names,
+                      stream_,
+                      options_.kernel_path,
+                      profiling || logging ? &ran_path : nullptr,
+                      &deferred};
+      std::vector<Shape> input_shapes;
+      if (profiling)
+        for (const Tensor& t : inputs) input_shapes.push_back(t.defined() ? t.shape() : Shape{});
+      const double begin = profiling ? steady_us() : 0.0;
+      try {
+        std::vector<std::unique_lock<std::mutex>> update_locks;
+        for (const auto& name : step.locked_variables) update_locks.emplace_back(variables.update_mutex(name));
+        values[n.id] = execute_kernel(call, std::move(inputs));
+        variables.publish_replaced();
+        if (profiling && !options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
+      } catch (const Error& e) {
+        throw Error(e.code(), with_node_name(e.what(), n.name));
+      }
+      if (profiling) {
+        const double end = steady_us();
+        stats.profile.nodes.push_back({n.id, n.name, n.op(), step.kernel->backend, std::string(ran_path),
+                                       begin - stats.profile.start_us, end - begin,
+                                       node_flops(n, input_shapes, values[n.id])});
+      }
+      if (logging) write_log_line(options_.log_sink, kernel_choice_line(n, *step.kernel, options_.device, ran_path));
+      for (const auto& out : step.unread) values[n.id][static_cast<std::size_t>(out.index)] = Tensor();
       ++stats.nodes_run;
-      continue;
+      if (deferred) deferred_work.add(n, step.kernel->backend, std::move(deferred));
+      deferred_work.poll();
     }
-    std::vector<Tensor> inputs;
-    inputs.reserve(n.inputs.size());
-    for (const auto& in : n.inputs) inputs.push_back(value_of(in));
-    for (const auto& out : step.last_reads) values[out.node][static_cast<std::size_t>(out.index)] = Tensor();
-    for (const auto& c : step.device_const_inputs) inputs[c.input] = device_const(*c.node, *c.kernel, stats);
-    std::string_view ran_path;
-    KernelCall call{n.def,
-                    &n.attrs,
-                    n.name,
-                    &n.output_dtypes,
-                    step.kernel,
-                    options_.device,
-                    &variables,
-                    step.variable_names,
-                    stream_,
-                    options_.kernel_path,
-                    profiling || logging ? &ran_path : nullptr};
-    std::vector<Shape> input_shapes;
-    if (profiling)
-      for (const Tensor& t : inputs) input_shapes.push_back(t.defined() ? t.shape() : Shape{});
-    const double begin = profiling ? steady_us() : 0.0;
-    try {
-      std::vector<std::unique_lock<std::mutex>> update_locks;
-      for (const auto& name : step.locked_variables) update_locks.emplace_back(variables.update_mutex(name));
-      values[n.id] = execute_kernel(call, std::move(inputs));
-      variables.publish_replaced();
-      if (profiling && !options_.device.is_cpu()) device_runtime(options_.device).synchronize(options_.device.index);
-    } catch (const Error& e) {
-      throw Error(e.code(), with_node_name(e.what(), n.name));
-    }
-    if (profiling) {
-      const double end = steady_us();
-      stats.profile.nodes.push_back({n.id, n.name, n.op(), step.kernel->backend, std::string(ran_path),
-                                     begin - stats.profile.start_us, end - begin,
-                                     node_flops(n, input_shapes, values[n.id])});
-    }
-    if (logging) write_log_line(options_.log_sink, kernel_choice_line(n, *step.kernel, options_.device, ran_path));
-    for (const auto& out : step.unread) values[n.id][static_cast<std::size_t>(out.index)] = Tensor();
-    ++stats.nodes_run;
+    deferred_work.finish_all();
+  } catch (...) {
+    deferred_work.finish_after_error();
+    throw;
   }
   std::vector<Tensor> results;
   for (const auto& out : fetches) {

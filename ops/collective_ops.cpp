@@ -41,6 +41,7 @@ void register_collective_ops(OpRegistry& r) {
             .attr_string("merge_op", {"Add", "Mul", "Min", "Max"}, "Add")
             .attr_string("final_op", {"Id", "Div"}, "Id")
             .shape_fn(shard_tensor_shapes)
+            .start_early()                  // the exchange overlaps the nodes after it (the MPI kernel defers its end)
             .cost([](const OpCall& call) {  // one merge per shard after the first, per element
               const auto tensors = get_attr<std::int64_t>(call.attrs, "num_tensors");
               const auto shards = static_cast<double>(static_cast<std::int64_t>(call.inputs.size()) / tensors) *
@@ -55,7 +56,8 @@ void register_collective_ops(OpRegistry& r) {
                  "every process gets, for each tensor, merge_op over all the group's shards in global shard "
                  "order (process 0's first, each process's in input order), then final_op (Div: divided by "
                  "the group's shard count). The order is fixed, so the result is the same bits for any "
-                 "group_size with the same shards.")
+                 "group_size with the same shards. Sessions run it as soon as its inputs are ready, and "
+                 "its exchange goes on while the nodes after it run.")
             .build());
 }
 

@@ -9,6 +9,8 @@
 // 2n(N - 1)/N at one shard per process, and holds at most (2L + 2) * n in buffers. On a CUDA
 // device the shards are staged through host memory.
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,22 +30,31 @@ namespace {
 
 constexpr int kPriority = 20;  // above the reference kernel (which serves a group of one only)
 
-// The buffers of the last call, kept: fresh megabyte vectors each step cost their page faults
-// (a millisecond a call), and a call that timed out may still be written by MPI (nonblocking
-// calls use their buffers and count arrays until they complete), so they are never freed. One
-// collective runs at a time in a process (MPI_THREAD_SERIALIZED), which the lock enforces for
-// sessions run from several threads too.
+// One exchange's buffers. Exchanges in flight (a run overlaps its packs' exchanges with the
+// nodes after them) each hold one from a pool; a finished exchange returns it, and later calls
+// reuse it with its capacity (fresh megabyte vectors each step cost their page faults: a
+// millisecond a call). A call that failed or timed out keeps its workspace for ever: MPI may still
+// write it (nonblocking calls use their buffers and count arrays until they complete).
 template <class T>
 struct Workspace {
   std::vector<T> send, received, folded, gathered;
   std::vector<int> begin, length, send_counts, send_offsets, receive_counts, receive_offsets;
 };
+// Held for each MPI call and for the pools: one thread calls MPI at a time (MPI_THREAD_SERIALIZED).
 std::mutex g_serialized;
 
 template <class T>
-Workspace<T>& workspace() {
-  static auto& kept = *new Workspace<T>;  // never freed: see Workspace
-  return kept;
+std::vector<Workspace<T>*>& free_workspaces() {
+  static auto& pool = *new std::vector<Workspace<T>*>;  // never freed: see Workspace
+  return pool;
+}
+template <class T>
+Workspace<T>* acquire_workspace() {
+  auto& pool = free_workspaces<T>();
+  if (pool.empty()) return new Workspace<T>;  // owned by the pool from its release on
+  Workspace<T>* ws = pool.back();
+  pool.pop_back();
+  return ws;
 }
 
 // Grows `v` to at least `n` elements; its contents are overwritten by the caller.
@@ -59,81 +70,153 @@ std::vector<int>& zeros(std::vector<int>& v, std::int64_t n) {
   return v;
 }
 
-// The fold of the group's shards, each `size` elements (`copy_part(k, first, count, to)` copies
-// elements [first, first + count) of local shard k to `to`): a pointer into `ws` valid until the
-// next call. `node` names the call's node in MPI errors.
-template <class T, class CopyPartFn>
-const T* reduce_on_host(const KernelContext& c, const std::string& node, Workspace<T>& ws, CopyPartFn copy_part,
-                        std::int64_t local, std::int64_t size) {
-  const World& w = world();
-  const auto group_size = c.attr<std::int64_t>("group_size");
-  if (group_size != w.size()) {
-    invalid_argument("CollectiveReduceShards: group_size ", group_size, " but the MPI job has ", w.size(),
-                     " processes");
-  }
-  const ops::MergeOp merge = ops::merge_op_from_name(c.attr<std::string>("merge_op"));
-  const bool divide = c.attr<std::string>("final_op") == "Div";
-  T* gathered = at_least(ws.gathered, size);
-  const std::int64_t send_count = checked_mul(local, size, "CollectiveReduceShards: local shard elements");
-  T* send = at_least(ws.send, send_count);
-  if (group_size == 1) {  // nothing to exchange: the fold of the local shards, laid end to end
-    for (std::int64_t k = 0; k < local; ++k) copy_part(k, 0, size, send + k * size);
-    ops::fold_shards_in_order<T>([&](std::int64_t k) { return send + k * size; }, local, size, merge, divide, gathered);
-    return gathered;
-  }
-  mpi_count(send_count, "CollectiveReduceShards");  // every count and offset below is at most this
-  // Slice d of the tensors: [begin[d], begin[d] + length[d]).
-  auto& begin = zeros(ws.begin, group_size);
-  auto& length = zeros(ws.length, group_size);
-  for (std::int64_t d = 0; d < group_size; ++d) {
-    begin[d] = static_cast<int>(d * (size / group_size) + std::min(d, size % group_size));
-    length[d] = static_cast<int>(size / group_size + (d < size % group_size ? 1 : 0));
-  }
-  // To owner d: this process's shards' parts of slice d, shard after shard.
-  auto& send_counts = zeros(ws.send_counts, group_size);
-  auto& send_offsets = zeros(ws.send_offsets, group_size);
-  for (std::int64_t d = 0, at = 0; d < group_size; ++d) {
-    send_offsets[d] = static_cast<int>(at);
-    send_counts[d] = mpi_count(local * length[d], "CollectiveReduceShards");
-    for (std::int64_t k = 0; k < local; ++k) {
-      copy_part(k, begin[d], length[d], send + at);
-      at += length[d];
+// One call's exchange of the group's shards, each `size` elements: started by the kernel, then
+// advanced by its finish (KernelContext::defer) through MPI's two calls in turn, the fold in
+// shard order between them; at the end `write` takes the result (a pointer into the workspace).
+template <class T>
+class Exchange {
+ public:
+  using Write = std::function<void(const T*)>;
+
+  // `copy_part(k, first, count, to)` copies elements [first, first + count) of local shard k to
+  // `to`. With a group of one there is nothing to exchange: the fold is written at once.
+  template <class CopyPartFn>
+  Exchange(const KernelContext& c, std::string node, CopyPartFn copy_part, std::int64_t local, std::int64_t size,
+           Write write)
+      : node_name_(c.node_name()), node_(std::move(node)), local_(local), size_(size), write_(std::move(write)) {
+    const World& w = world();
+    group_size_ = c.attr<std::int64_t>("group_size");
+    if (group_size_ != w.size()) {
+      invalid_argument("CollectiveReduceShards: group_size ", group_size_, " but the MPI job has ", w.size(),
+                       " processes");
+    }
+    merge_ = ops::merge_op_from_name(c.attr<std::string>("merge_op"));
+    divide_ = c.attr<std::string>("final_op") == "Div";
+    const std::lock_guard<std::mutex> lock(g_serialized);
+    ws_ = acquire_workspace<T>();
+    try {
+      start(copy_part);
+    } catch (...) {
+      if (ws_ != nullptr && request_ == MPI_REQUEST_NULL) free_workspaces<T>().push_back(ws_);  // MPI never saw it
+      throw;
     }
   }
-  // From process q: its shards' parts of my slice, i.e. global shards q * local ... in order.
-  const std::int64_t mine = length[w.rank()];
-  const std::int64_t received_count = checked_mul(mine, checked_mul(local, group_size), "received elements");
-  mpi_count(received_count, "CollectiveReduceShards");
-  T* received = at_least(ws.received, received_count);
-  auto& receive_counts = zeros(ws.receive_counts, group_size);
-  auto& receive_offsets = zeros(ws.receive_offsets, group_size);
-  for (std::int64_t q = 0; q < group_size; ++q) {
-    receive_counts[q] = static_cast<int>(local * mine);
-    receive_offsets[q] = static_cast<int>(q * local * mine);
+
+  // Progress: whether the exchange is done (its result written); with `wait`, once it is.
+  bool advance(bool wait) {
+    const std::lock_guard<std::mutex> lock(g_serialized);
+    while (phase_ != Phase::Done) {
+      const std::string call = (phase_ == Phase::Scatter ? "MPI_Ialltoallv" : "MPI_Iallgatherv") + node_;
+      if (wait) {
+        wait_for(request_, call);
+      } else {
+        require_unbroken("CollectiveReduceShards" + node_);
+        int done = 0;
+        check(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), call);
+        if (!done) return false;
+      }
+      if (phase_ == Phase::Scatter) {
+        gather();
+      } else {
+        finish_locked();
+      }
+    }
+    return true;
   }
-  const MPI_Datatype type = mpi_type(dtype_of<T>);
-  MPI_Request request = MPI_REQUEST_NULL;
-  check(MPI_Ialltoallv(send, send_counts.data(), send_offsets.data(), type, received, receive_counts.data(),
-                       receive_offsets.data(), type, communicator(), &request),
-        "MPI_Ialltoallv" + node);
-  wait_for(request, "MPI_Ialltoallv" + node);
-  T* folded = at_least(ws.folded, mine);
-  if (mine > 0) {
-    ops::fold_shards_in_order<T>([&](std::int64_t k) { return received + k * mine; }, local * group_size, mine, merge,
-                                 divide, folded);
+
+ private:
+  enum class Phase { Scatter, Gather, Done };
+  static MPI_Datatype type() { return mpi_type(dtype_of<T>); }
+
+  // The shards into the send buffer in the owners' order, and the first MPI call posted.
+  template <class CopyPartFn>
+  void start(CopyPartFn copy_part) {
+    const std::int64_t local = local_, size = size_;
+    T* gathered = at_least(ws_->gathered, size);
+    const std::int64_t send_count = checked_mul(local, size, "CollectiveReduceShards: local shard elements");
+    T* send = at_least(ws_->send, send_count);
+    if (group_size_ == 1) {  // the fold of the local shards, laid end to end
+      for (std::int64_t k = 0; k < local; ++k) copy_part(k, 0, size, send + k * size);
+      ops::fold_shards_in_order<T>([&](std::int64_t k) { return send + k * size; }, local, size, merge_, divide_,
+                                   gathered);
+      finish_locked();
+      return;
+    }
+    mpi_count(send_count, "CollectiveReduceShards");  // every count and offset below is at most this
+    // Slice d of the tensors: [begin[d], begin[d] + length[d]).
+    auto& begin = zeros(ws_->begin, group_size_);
+    auto& length = zeros(ws_->length, group_size_);
+    for (std::int64_t d = 0; d < group_size_; ++d) {
+      begin[d] = static_cast<int>(d * (size / group_size_) + std::min(d, size % group_size_));
+      length[d] = static_cast<int>(size / group_size_ + (d < size % group_size_ ? 1 : 0));
+    }
+    // To owner d: this process's shards' parts of slice d, shard after shard.
+    auto& send_counts = zeros(ws_->send_counts, group_size_);
+    auto& send_offsets = zeros(ws_->send_offsets, group_size_);
+    for (std::int64_t d = 0, at = 0; d < group_size_; ++d) {
+      send_offsets[d] = static_cast<int>(at);
+      send_counts[d] = mpi_count(local * length[d], "CollectiveReduceShards");
+      for (std::int64_t k = 0; k < local; ++k) {
+        copy_part(k, begin[d], length[d], send + at);
+        at += length[d];
+      }
+    }
+    // From process q: its shards' parts of my slice, i.e. global shards q * local ... in order.
+    mine_ = length[world().rank()];
+    const std::int64_t received_count = checked_mul(mine_, checked_mul(local, group_size_), "received elements");
+    mpi_count(received_count, "CollectiveReduceShards");
+    T* received = at_least(ws_->received, received_count);
+    auto& receive_counts = zeros(ws_->receive_counts, group_size_);
+    auto& receive_offsets = zeros(ws_->receive_offsets, group_size_);
+    for (std::int64_t q = 0; q < group_size_; ++q) {
+      receive_counts[q] = static_cast<int>(local * mine_);
+      receive_offsets[q] = static_cast<int>(q * local * mine_);
+    }
+    comm_ = communicator_for(node_name_);
+    check(MPI_Ialltoallv(send, send_counts.data(), send_offsets.data(), type(), received, receive_counts.data(),
+                         receive_offsets.data(), type(), comm_, &request_),
+          "MPI_Ialltoallv" + node_);
+    phase_ = Phase::Scatter;
   }
-  // Gathered into the workspace, not an output: a timed-out call must not leave MPI a tensor's memory.
-  check(MPI_Iallgatherv(folded, static_cast<int>(mine), type, gathered, length.data(), begin.data(), type,
-                        communicator(), &request),
-        "MPI_Iallgatherv" + node);
-  wait_for(request, "MPI_Iallgatherv" + node);
-  return gathered;
-}
+
+  // My slice folded in shard order, then gathered into every process (into the workspace, not an
+  // output: a timed-out call must not leave MPI a tensor's memory).
+  void gather() {
+    T* folded = at_least(ws_->folded, mine_);
+    const T* received = ws_->received.data();
+    if (mine_ > 0) {
+      ops::fold_shards_in_order<T>([&](std::int64_t k) { return received + k * mine_; }, local_ * group_size_, mine_,
+                                   merge_, divide_, folded);
+    }
+    check(MPI_Iallgatherv(folded, static_cast<int>(mine_), type(), ws_->gathered.data(), ws_->length.data(),
+                          ws_->begin.data(), type(), comm_, &request_),
+          "MPI_Iallgatherv" + node_);
+    phase_ = Phase::Gather;
+  }
+  void finish_locked() {
+    write_(ws_->gathered.data());
+    free_workspaces<T>().push_back(ws_);  // only now: MPI is done with it
+    ws_ = nullptr;
+    phase_ = Phase::Done;
+  }
+
+  std::string node_name_, node_;  // the node's name; " (CollectiveReduceShards 'name')" for errors
+  std::int64_t local_, size_, group_size_ = 1, mine_ = 0;
+  ops::MergeOp merge_{};
+  bool divide_ = false;
+  Write write_;
+  Workspace<T>* ws_ = nullptr;
+  MPI_Comm comm_ = MPI_COMM_NULL;  // this node's own (communicator_for)
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  Phase phase_ = Phase::Done;
+};
 
 // The whole call: `input(i)` points at input i's elements in host memory (shard i / K, tensor
-// i % K); `write(t, values)` stores output t from host memory.
-template <class T, class InputFn, class WriteFn>
-void collective(KernelContext& c, InputFn input, WriteFn write) {
+// i % K), read before this returns; `write(values)` stores the outputs from host memory, the
+// elements of output t at values + offset[t]. Returns the exchange, done or in flight.
+template <class T, class InputFn>
+std::shared_ptr<Exchange<T>> start_collective(KernelContext& c, InputFn input,
+                                              std::function<void(const std::vector<std::int64_t>&, const T*)> write) {
   const std::string node = " (CollectiveReduceShards '" + std::string(c.node_name()) + "')";
   require_unbroken("CollectiveReduceShards" + node);
   const int tensors = c.num_outputs();
@@ -165,35 +248,45 @@ void collective(KernelContext& c, InputFn input, WriteFn write) {
       count -= n;
     }
   };
-  const std::lock_guard<std::mutex> lock(g_serialized);
-  const T* result = reduce_on_host<T>(c, node, workspace<T>(), copy_part, local, size);
-  for (int t = 0; t < tensors; ++t) write(t, result + offset[t]);
+  return std::make_shared<Exchange<T>>(c, node, copy_part, local, size,
+                                       [offset, write = std::move(write)](const T* values) { write(offset, values); });
 }
 
+// The exchange overlaps the nodes that run after this one (CollectiveReduceShards starts early):
+// its outputs are allocated now and written when it completes.
 template <class T>
 void collective_reduce_shards(KernelContext& c) {
-  collective<T>(
+  std::vector<Tensor> outputs;
+  for (int t = 0; t < c.num_outputs(); ++t) outputs.push_back(c.allocate_output(t));
+  auto exchange = start_collective<T>(
       c, [&](int i) { return c.input(i).template data<T>(); },
-      [&](int t, const T* values) {
-        Tensor& out = c.allocate_output(t);
-        std::copy(values, values + out.num_elements(), out.data<T>());
+      [outputs](const std::vector<std::int64_t>& offset, const T* values) mutable {
+        for (std::size_t t = 0; t < outputs.size(); ++t)
+          std::copy(values + offset[t], values + offset[t + 1], outputs[t].template data<T>());
       });
+  c.defer([exchange](bool wait) { return exchange->advance(wait); });
 }
 
 // Shards on a device (CUDA) are staged through host memory, where the exchange and the fold in
 // shard order run: MPI needs host buffers unless it is CUDA-aware, and the fold's order is
-// what makes the result the same bits at any process count.
+// what makes the result the same bits at any process count. Finished before the kernel returns.
 template <class T>
 void collective_reduce_shards_staged(KernelContext& c) {
   std::vector<Tensor> on_host;
   for (int i = 0; i < c.num_inputs(); ++i) on_host.push_back(c.input(i).to(Device::cpu()));
-  collective<T>(
+  std::vector<Tensor> outputs;
+  for (int t = 0; t < c.num_outputs(); ++t) outputs.push_back(c.allocate_output(t));
+  start_collective<T>(
       c, [&](int i) { return on_host[static_cast<std::size_t>(i)].template data<T>(); },
-      [&](int t, const T* values) {
-        Tensor& out = c.allocate_output(t);
-        if (out.nbytes() > 0)
-          device_runtime(out.device()).copy(out.raw_data(), out.device(), values, Device::cpu(), out.nbytes());
-      });
+      [&outputs](const std::vector<std::int64_t>& offset, const T* values) {
+        for (std::size_t t = 0; t < outputs.size(); ++t) {
+          Tensor& out = outputs[t];
+          if (out.nbytes() > 0)
+            device_runtime(out.device())
+                .copy(out.raw_data(), out.device(), values + offset[t], Device::cpu(), out.nbytes());
+        }
+      })
+      ->advance(true);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -48,6 +49,21 @@ void rank_and_size(int& rank, int& size) {
 }  // namespace
 
 MPI_Comm communicator() { return g_comm; }
+
+MPI_Comm communicator_for(const std::string& key) {
+  static auto& made = *new std::map<std::string, MPI_Comm>;  // freed by MPI_Finalize
+  static std::mutex lock;
+  const std::lock_guard<std::mutex> guard(lock);
+  const auto it = made.find(key);
+  if (it != made.end()) return it->second;
+  require_unbroken("MPI_Comm_idup");
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Request request = MPI_REQUEST_NULL;
+  check(MPI_Comm_idup(g_comm, &comm, &request), "MPI_Comm_idup");
+  wait_for(request, "MPI_Comm_idup for " + key);
+  check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  return made.emplace(key, comm).first->second;
+}
 
 void check(int rc, std::string_view call) {
   if (rc == MPI_SUCCESS) return;

@@ -3,6 +3,8 @@
 // micro-shard models, and minimize's merged gradients against per-shard gradients folded by hand.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <cstring>
 
 #include <dagrad/dagrad.hpp>
@@ -103,6 +105,22 @@ TEST_CASE("data-parallel minimize merges each shard's own gradient in shard orde
     REQUIRE(update->inputs.at(2).op().op() == "CollectiveReduceShards");
     merged.push_back(update->inputs.at(2));
   }
+  // Packs from the last variables back, each run as soon as its gradients exist (it starts
+  // early), in pack order: with several, the first is planned among the gradient nodes.
+  const PlanInfo plan = s.plan_info(feeds, merged);
+  std::vector<std::size_t> packs;
+  std::size_t last_gradient = 0;
+  for (std::size_t i = 0; i < plan.order.size(); ++i) {
+    const Node& n = g.node(plan.order[i]);
+    if (n.op() == "CollectiveReduceShards") packs.push_back(i);
+    if (n.name.rfind("gradients", 0) == 0) last_gradient = i;
+  }
+  REQUIRE(static_cast<int>(packs.size()) == collectives);
+  CHECK(std::is_sorted(packs.begin(), packs.end()));
+  for (int p = 0; p < collectives; ++p)
+    CHECK(g.node(plan.order[packs[p]]).name == "data_parallel/pack_" + std::to_string(p));
+  if (collectives > 1) CHECK(packs.front() < last_gradient);
+  CHECK(g.find("data_parallel/pack_0")->inputs.back().op().name.find("d2") != std::string::npos);  // the last layer's
   const std::vector<Tensor> got = s.run(feeds, merged);
 
   // The same model alone, its gradients taken per shard and folded here.

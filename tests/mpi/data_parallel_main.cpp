@@ -1,6 +1,7 @@
 // The MPI test program, run by tests/mpi/run_tests.sh under `mpirun -np 1/2/4`:
-//   train --shards S --steps K --out FILE   trains a small CNN data-parallel on seeded data and
-//       writes the trained weights' bytes (process 0), after checking every process holds the same
+//   train --shards S --steps K [--pack BYTES] --out FILE   trains a small CNN data-parallel on
+//       seeded data (gradients in packs of BYTES: DataParallel::bytes_per_pack) and writes the
+//       trained weights' bytes (process 0), after checking every process holds the same
 //   op                                      CollectiveReduceShards across the job against the fold
 //       of every process's shards done here (each process makes them all from their seeds)
 //   fail --rank R                           process R throws in its second step: the job must end
@@ -111,10 +112,11 @@ int train(const mpi::World& world, const Args& a) {
     Output x = nn.max_pool(nn.conv2d(images.back(), "conv", 4, 3));
     losses.push_back(layers::classifier_metrics(g, nn.dense(nn.flatten(x), "dense", kClasses), labels.back()).loss);
   }
-  const Node& step = minimize(g, ops::add_n(g, losses), vars,
-                              {.name = "adam",
-                               .learning_rate = 0.01,
-                               .data_parallel = DataParallel{.group_size = world.size(), .shard_losses = losses}});
+  const Node& step = minimize(
+      g, ops::add_n(g, losses), vars,
+      {.name = "adam",
+       .learning_rate = 0.01,
+       .data_parallel = DataParallel{.group_size = world.size(), .shard_losses = losses, .bytes_per_pack = a.pack}});
   const Node& init = vars.initializer(g);
   Session session(g);
   session.run({}, {}, {&init});
