@@ -115,6 +115,13 @@ std::optional<int> parse_options(int argc, char** argv, Options& o) {
       ->check(integer_in<std::int64_t>(1, 1'000'000))
       ->needs(data_parallel)
       ->capture_default_str();
+  app.add_option("--bytes-per-pack", o.bytes_per_pack,
+                 "with --data-parallel: exchange the gradients in packs of at most this many bytes, from the last "
+                 "layers back, each starting as soon as its gradients exist, while the backward pass goes on "
+                 "(0: one pack); the same bits whatever the packing")
+      ->check(integer_in<std::int64_t>(0, std::numeric_limits<std::int64_t>::max()))
+      ->needs(data_parallel)
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -33,6 +33,9 @@ struct Options {
   // batch of batch_size rows is cut into `shards` micro-shards whatever N, N dividing `shards`.
   bool data_parallel = false;
   std::int64_t shards = 4;
+  // With data_parallel: the gradients exchanged in packs of at most this many bytes (DataParallel::
+  // bytes_per_pack; 0: all in one), each pack's exchange overlapping the backward pass after it.
+  std::int64_t bytes_per_pack = 0;
 };
 
 // Parses the command line into `options`. Returns nothing to go on, or the status to exit with:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # train_cnn_jobs.sh MODE WORKDIR TRAIN_CNN MPIRUN...: `train_cnn --data-parallel` as mpirun jobs on
 # Fashion-MNIST's first images (WORKDIR, in the build tree, is emptied first; exit 77: skipped):
-#   same     -np 1, 2 and 4 save the same checkpoint bytes and print the same epoch lines (less the
+#   same     -np 1, 2 and 4 (and 2 with --bytes-per-pack 1) save the same checkpoint bytes and print the same epoch lines (less the
 #            timings); only process 0 prints or writes (one epoch line; rank 1's outputs empty)
 #   kill     a process of a 2-process job killed with SIGKILL mid-training ends the job, non-zero,
 #            within 60 s
@@ -71,10 +71,13 @@ case $mode in
         --save-every 3 > "stdout$np.txt" || fail "the job of $np processes failed"
       cat "stdout$np.txt"
     done
-    for np in 2 4; do
-      diff -r ckpt1 "ckpt$np" > /dev/null || fail "the checkpoints of 1 and $np processes differ"
+    # And on 2 processes with one pack per variable, exchanges overlapping the backward pass.
+    "${mpirun[@]}" -np 2 "$train_cnn" "${short[@]}" --epochs 1 --bytes-per-pack 1 --save ckpt2packs --save-every 3 \
+      > stdout2packs.txt || fail "the job of 2 processes with --bytes-per-pack 1 failed"
+    for np in 2 4 2packs; do
+      diff -r ckpt1 "ckpt$np" > /dev/null || fail "the checkpoints of 1 process and of $np differ"
       [ "$(epoch_lines stdout1.txt)" = "$(epoch_lines "stdout$np.txt")" ] \
-        || fail "the epoch lines of 1 and $np processes differ"
+        || fail "the epoch lines of 1 process and of $np differ"
     done
     [ -f ckpt1/manifest.json ] || fail "no checkpoint written"
     [ "$(grep -c '^epoch ' stdout2.txt)" -eq 1 ] || fail "2 processes printed other than one epoch line"
