@@ -18,12 +18,7 @@ namespace {
 
 using i64 = std::int64_t;
 using ops::Pool2DGeometry;
-using pool::geometry;
-using pool::in_depth_stride;
-using pool::out_depth_stride;
-using pool::parallel_out_rows;
-using pool::Span;
-using pool::window;
+using namespace pool;  // the window helpers of pool_windows.hpp
 constexpr auto kCpu = Device::Kind::CPU;
 
 // The averages of channels [d0, d0 + N) of one NHWC window into y, the sums in one GCC vector

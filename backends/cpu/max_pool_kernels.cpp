@@ -27,12 +27,7 @@ namespace {
 
 using i64 = std::int64_t;
 using ops::Pool2DGeometry;
-using pool::geometry;
-using pool::in_depth_stride;
-using pool::out_depth_stride;
-using pool::parallel_out_rows;
-using pool::Span;
-using pool::window;
+using namespace pool;  // the window helpers of pool_windows.hpp
 constexpr auto kCpu = Device::Kind::CPU;
 
 // An element as its accumulator type. bfloat16 widens by a shift (its bits are float32's upper

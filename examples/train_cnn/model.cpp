@@ -35,8 +35,8 @@ Model::Model(const Options& o, const Job& job, std::int64_t local_shards) : vars
     if (job.data_parallel()) {
       std::vector<Output> losses;
       for (const Tower& t : towers) losses.push_back(t.loss);
-      options.data_parallel = DataParallel{
-          .group_size = job.size(), .shard_losses = std::move(losses), .bytes_per_pack = o.bytes_per_pack};
+      options.data_parallel =
+          DataParallel{.group_size = job.size(), .shard_losses = std::move(losses), .bytes_per_pack = o.bytes_per_pack};
     }
     step = &minimize(g, towers[0].loss, vars, options);
   }
