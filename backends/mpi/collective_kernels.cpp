@@ -49,6 +49,11 @@ std::vector<Workspace<T>*>& free_workspaces() {
   return pool;
 }
 template <class T>
+std::vector<Workspace<T>*>& abandoned_workspaces() {
+  static auto& kept = *new std::vector<Workspace<T>*>;  // never freed: see Workspace
+  return kept;
+}
+template <class T>
 Workspace<T>* acquire_workspace() {
   auto& pool = free_workspaces<T>();
   if (pool.empty()) return new Workspace<T>;  // owned by the pool from its release on
@@ -101,6 +106,16 @@ class Exchange {
       throw;
     }
   }
+
+  // An exchange dropped before it completed (its wait failed or timed out) leaves its workspace
+  // to MPI, which may still write it: kept, and reachable, for the rest of the process.
+  ~Exchange() {
+    if (ws_ == nullptr) return;
+    const std::lock_guard<std::mutex> lock(g_serialized);
+    abandoned_workspaces<T>().push_back(ws_);
+  }
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
 
   // Progress: whether the exchange is done (its result written); with `wait`, once it is.
   bool advance(bool wait) {
