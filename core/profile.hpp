@@ -2,6 +2,7 @@
 // time, the path each kernel ran and its GFLOP/s, and a Chrome trace (chrome://tracing, Perfetto).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -9,6 +10,11 @@
 #include <vector>
 
 namespace dagrad {
+
+// The process's steady clock in microseconds: the time base of profiles.
+inline double steady_us() {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // One node's kernel call within a run; times in microseconds from the run's start.
 struct NodeTiming {

@@ -3,21 +3,17 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <deque>
 #include <set>
 #include <utility>
 
+#include "dagrad/core/deferred_work.hpp"
 #include "dagrad/core/execute.hpp"
 #include "dagrad/core/rewrite.hpp"
 #include "dagrad/core/threading.hpp"
 
 namespace dagrad {
 namespace {
-
-double steady_us() {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // A profiled node's cost, where its op models one.
 std::optional<double> node_flops(const Node& n, const std::vector<Shape>& inputs, const std::vector<Tensor>& outputs) {
@@ -40,82 +36,6 @@ std::string kernel_choice_line(const Node& n, const KernelDef& kernel, Device de
   if (!path.empty()) line += str_cat(", path ", path);
   return line;
 }
-
-// The deferred work of a run's nodes (KernelContext::defer), in the order it started: polled
-// after every node, so that it progresses while later nodes compute, and finished before the
-// first node that reads its outputs and before the run returns.
-class DeferredWork {
- public:
-  // With a profile, each wait and the poll that completes a work are recorded as the node's
-  // (NodeTiming::deferred); polls that leave it in flight count as the executor's time.
-  explicit DeferredWork(RunProfile* profile) : profile_(profile) {}
-  void add(const Node& node, std::string backend, KernelContext::Finish finish) {
-    work_.push_back({&node, std::move(backend), std::move(finish)});
-  }
-  void poll() {
-    advance([](const Entry&) { return true; }, false);
-  }
-  void finish(int node) {
-    if (!work_.empty()) advance([node](const Entry& e) { return e.node->id == node; }, true);
-  }
-  void finish_all() {
-    advance([](const Entry&) { return true; }, true);
-  }
-  // After an error: the work still in flight is waited for all the same (other processes may take
-  // part in it; a kernel keeps its buffers alive where a wait fails), its own errors dropped.
-  void finish_after_error() noexcept {
-    for (Entry& e : work_) {
-      try {
-        e.finish(true);
-      } catch (...) {
-      }
-    }
-    work_.clear();
-  }
-
- private:
-  struct Entry {
-    const Node* node;
-    std::string backend;
-    KernelContext::Finish finish;
-  };
-  // Calls finish(wait) on the entries `select` picks, in order; drops those done, and one that throws.
-  template <class Select>
-  void advance(Select select, bool wait) {
-    for (std::size_t i = 0; i < work_.size();) {
-      if (!select(work_[i])) {
-        ++i;
-        continue;
-      }
-      Entry& e = work_[i];
-      const double begin = profile_ ? steady_us() : 0.0;
-      bool done = true;
-      try {
-        done = e.finish(wait);
-      } catch (const Error& error) {
-        const std::string name = e.node->name;
-        work_.erase(work_.begin() + static_cast<std::ptrdiff_t>(i));
-        throw Error(error.code(), with_node_name(error.what(), name));
-      }
-      if (profile_ && (wait || done)) {
-        const double end = steady_us();
-        profile_->nodes.push_back({.node = e.node->id,
-                                   .name = e.node->name,
-                                   .op = e.node->op(),
-                                   .backend = e.backend,
-                                   .start_us = begin - profile_->start_us,
-                                   .duration_us = end - begin,
-                                   .deferred = true});
-      }
-      if (done)
-        work_.erase(work_.begin() + static_cast<std::ptrdiff_t>(i));
-      else
-        ++i;
-    }
-  }
-  RunProfile* profile_;
-  std::vector<Entry> work_;
-};
 
 // The order in which a plan runs its nodes. Node ids are already a topological order (a node's
 // inputs exist before it is added); a node whose op starts early (OpDef::start_early) moves up to
