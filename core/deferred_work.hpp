@@ -19,9 +19,9 @@ class DeferredWork {
   // (NodeTiming::deferred); polls that leave it in flight count as the executor's time.
   explicit DeferredWork(RunProfile* profile) : profile_(profile) {}
   void add(const Node& node, std::string backend, KernelContext::Finish finish);
-  void poll();              // every work once, without waiting
-  void finish(int node);    // node's work, if any in flight, waited for
-  void finish_all();        // every work, waited for
+  void poll();            // every work once, without waiting
+  void finish(int node);  // node's work, if any in flight, waited for
+  void finish_all();      // every work, waited for
   // After an error: the work still in flight is waited for all the same (other processes may take
   // part in it; a kernel keeps its buffers alive where a wait fails), its own errors dropped.
   void finish_after_error() noexcept;
