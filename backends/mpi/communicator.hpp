@@ -14,14 +14,12 @@
 
 namespace dagrad::mpi {
 
-// World's duplicate of MPI_COMM_WORLD (MPI_ERRORS_RETURN); MPI_COMM_NULL before World exists.
-MPI_Comm communicator();
-
-// A duplicate of communicator() of its own for `key` (a collective node's name), made on its first
-// use and kept: exchanges in flight at once each run their MPI calls in one order on every
-// process, but which of two exchanges posts its next call first depends on when each completes,
-// and MPI matches collectives on one communicator by their order. Every process must ask for a
-// new key at the same point of its run (the duplication is itself a collective).
+// A duplicate of World's communicator (MPI_COMM_WORLD's, with MPI_ERRORS_RETURN) of its own for
+// `key` (a collective node's name), made on its first use and kept: exchanges in flight at once
+// each run their MPI calls in one order on every process, but which of two exchanges posts its
+// next call first depends on when each completes, and MPI matches collectives on one
+// communicator by their order. Every process must ask for a new key at the same point of its run
+// (the duplication is itself a collective).
 MPI_Comm communicator_for(const std::string& key);
 
 // Internal error "CALL failed on rank R of N: <MPI's message>" unless rc is MPI_SUCCESS.

@@ -48,8 +48,6 @@ void rank_and_size(int& rank, int& size) {
 
 }  // namespace
 
-MPI_Comm communicator() { return g_comm; }
-
 MPI_Comm communicator_for(const std::string& key) {
   static auto& made = *new std::map<std::string, MPI_Comm>;  // freed by MPI_Finalize
   static std::mutex lock;
