@@ -91,44 +91,73 @@ template <bool WithIndex, class T, class Visit>
   }
 }
 
+// N consecutive elements as accumulator_t<T> lanes in registers: bfloat16 widened by its shift.
+// The vectors pass by reference: as values they would change the ABI of the baseline compilation.
+template <int N, class T>
+[[gnu::always_inline]] inline void load_wide(const T* p, GccVector<accumulator_t<T>, N>& v) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    GccVector<std::uint16_t, N> bits;
+    std::memcpy(&bits, p, sizeof bits);
+    const auto wide = __builtin_convertvector(bits, GccVector<std::uint32_t, N>) << 16;
+    std::memcpy(&v, &wide, sizeof v);
+  } else {
+    static_assert(std::is_same_v<T, accumulator_t<T>>);
+    std::memcpy(&v, p, sizeof v);
+  }
+}
+
+// The inverse for lanes that are T values (inputs, +-0, or a product of one with 1 or 0): a
+// bfloat16 narrows by truncation, exact there, and a NaN as sign | 0x7fc0, as rounding gives it.
+template <int N, class T>
+[[gnu::always_inline]] inline void store_exact(const GccVector<accumulator_t<T>, N>& v, T* p) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    GccVector<std::uint32_t, N> u;
+    std::memcpy(&u, &v, sizeof u);
+    const auto narrowed = v != v ? ((u >> 16) & 0x8000u) | 0x7fc0u : u >> 16;
+    const auto bits = __builtin_convertvector(narrowed, GccVector<std::uint16_t, N>);
+    std::memcpy(static_cast<void*>(p), &bits, sizeof bits);
+  } else {
+    std::memcpy(p, &v, sizeof v);
+  }
+}
+
+// ReluGrad's factor: 1 where the feature is above 0, else 0 (NaN included). Half features (with
+// float32 values) by their bits: the values above 0 are exactly the patterns 1 to +Inf's.
+template <int N, class A, class F>
+[[gnu::always_inline]] inline void positive_as_one(const F* f, GccVector<A, N>& factor) {
+  using Vec = GccVector<A, N>;
+  const Vec one = Vec{} + A(1);
+  if constexpr (std::is_same_v<F, half>) {
+    GccVector<std::uint16_t, N> bits;
+    std::memcpy(&bits, f, sizeof bits);
+    const auto infinity = std::bit_cast<std::uint16_t>(std::numeric_limits<F>::infinity());
+    const auto positive = static_cast<GccVector<std::uint16_t, N>>(bits - 1) < infinity;
+    factor = __builtin_convertvector(positive, GccVector<BitsOf<A>, N>) != 0 ? one : Vec{};
+  } else {
+    static_assert(std::is_same_v<accumulator_t<F>, A>);
+    Vec v;
+    load_wide<N>(f, v);
+    factor = v > Vec{} ? one : Vec{};
+  }
+}
+
 // The maxima of channels [d0, d0 + N) of one NHWC window (rows x cols, not empty) into y, kept in
 // registers across the window (max_row keeps them in memory, and stalled on storing them: 76% of
 // MaxPool's time on train_cnn's first pool). Same rule: strictly greater replaces, NaN never does.
-// T is float or double, or bfloat16 compared as float (widened by its shift in registers; each
-// maximum is an input value, so it narrows back exactly, and a NaN as sign | 0x7fc0, as the
-// widened form's rounding gives it). N channels as one GCC vector (GCC left a loop of N scalars
-// unvectorised).
+// T is float or double, or bfloat16 compared as float (each maximum is an input value, so it
+// narrows back exactly). N channels as one GCC vector (GCC left a loop of N scalars unvectorised).
 template <int N, class T>
 [[gnu::always_inline]] inline void max_block(const Pool2DGeometry& g, const T* x, i64 n, Span rows, Span cols, i64 d0,
                                              T* y) {
-  using A = accumulator_t<T>;
-  GccVector<A, N> best, v;  // locals only (avx512_target.hpp)
-  const auto load = [&](i64 r, i64 col, GccVector<A, N>& to) {
-    if constexpr (std::is_same_v<T, bfloat16>) {
-      GccVector<std::uint16_t, N> bits;
-      std::memcpy(&bits, x + g.in_offset(n, r, col, d0), sizeof bits);
-      const auto wide = __builtin_convertvector(bits, GccVector<std::uint32_t, N>) << 16;
-      std::memcpy(&to, &wide, sizeof to);
-    } else {
-      std::memcpy(&to, x + g.in_offset(n, r, col, d0), sizeof to);
-    }
-  };
-  load(rows.begin, cols.begin, best);
+  GccVector<accumulator_t<T>, N> best, v;  // locals only (avx512_target.hpp)
+  load_wide<N>(x + g.in_offset(n, rows.begin, cols.begin, d0), best);
   for (i64 r = rows.begin; r < rows.end; ++r) {
     for (i64 col = cols.begin; col < cols.end; ++col) {
-      load(r, col, v);
+      load_wide<N>(x + g.in_offset(n, r, col, d0), v);
       best = v > best ? v : best;  // packed max instructions
     }
   }
-  if constexpr (std::is_same_v<T, bfloat16>) {
-    GccVector<std::uint32_t, N> u;
-    std::memcpy(&u, &best, sizeof u);
-    const auto narrowed = best != best ? ((u >> 16) & 0x8000u) | 0x7fc0u : u >> 16;
-    const auto bits = __builtin_convertvector(narrowed, GccVector<std::uint16_t, N>);
-    std::memcpy(static_cast<void*>(y), &bits, sizeof bits);
-  } else {
-    std::memcpy(y, &best, sizeof best);  // input elements: exact
-  }
+  store_exact<N>(best, y);  // input elements
 }
 
 // MaxPool's output row (n, orow) in Out (T, or float for widened half input); an empty window
@@ -218,60 +247,74 @@ Span band(i64 o, i64 stride, i64 pad, i64 out_size, i64 extent) {
 // and no scatter: its window's gradient where it is the window's first maximum, else zero. Tasks
 // are output rows, each owning its band of input rows. The value written is 0 + gradient, as the
 // accumulating kernel's (a gradient of -0 lands as +0); half and bfloat16 round it exactly.
-template <class T>
-[[gnu::always_inline]] inline void max_pool_grad_disjoint_row(const Pool2DGeometry& g, const T* x, const T* grad, T* dx,
-                                                              i64 n, i64 orow) {
+// max_grad_block: channels [d0, d0 + N) of one window (not empty) in registers (loops over
+// vectors in memory stalled on their stores, as MaxPool's did), each value multiplied by
+// features > 0 where features are given (_MaxPoolGradReluGrad) before it is stored: ReluGrad's
+// product on MaxPoolGrad's value, which the store's exact narrowing does not change.
+template <int N, class T, class F>
+[[gnu::always_inline]] inline void max_grad_block(const Pool2DGeometry& g, const T* x, const T* grad, const F* features,
+                                                  T* dx, i64 n, i64 orow, i64 ocol, Span rows, Span cols, i64 d0) {
   using A = accumulator_t<T>;
+  using Vec = GccVector<A, N>;
+  // The window's first maximum per channel, by its element number in row-major order (integer
+  // lanes of the values' width; callers keep windows below 2^24 elements). The first element
+  // compares equal to itself, so it starts the search with number 0.
+  using Number = std::make_signed_t<BitsOf<A>>;
+  Vec best, v;
+  GccVector<Number, N> winner{};
+  load_wide<N>(x + g.in_offset(n, rows.begin, cols.begin, d0), best);
+  Number number = 0;
+  for (i64 r = rows.begin; r < rows.end; ++r) {
+    for (i64 col = cols.begin; col < cols.end; ++col, ++number) {
+      load_wide<N>(x + g.in_offset(n, r, col, d0), v);
+      const auto greater = v > best;
+      best = greater ? v : best;
+      winner = greater ? GccVector<Number, N>{} + number : winner;
+    }
+  }
+  Vec gradient, factor;
+  load_wide<N>(grad + g.out_offset(n, orow, ocol, d0), gradient);
+  gradient = Vec{} + gradient;  // 0 + g: -0 lands as +0
+  number = 0;
+  for (i64 r = rows.begin; r < rows.end; ++r) {
+    for (i64 col = cols.begin; col < cols.end; ++col, ++number) {
+      const i64 at = g.in_offset(n, r, col, d0);
+      Vec out = winner == number ? gradient : Vec{};  // a select: the gradient's bits
+      if (features != nullptr) {
+        positive_as_one<N, A>(features + at, factor);
+        out *= factor;  // ReluGrad's multiply
+      }
+      store_exact<N>(out, dx + at);
+    }
+  }
+}
+
+// One output row's windows, channels in blocks of 16 (then one at a time), and the input elements
+// of its band that no window covers set to 0.
+template <class T, class F>
+[[gnu::always_inline]] inline void max_pool_grad_disjoint_row(const Pool2DGeometry& g, const T* x, const T* grad,
+                                                              const F* features, T* dx, i64 n, i64 orow) {
   const i64 depth = g.depth, row = g.cols * depth;
-  {
-    std::vector<A> best(static_cast<std::size_t>(depth)), winner(static_cast<std::size_t>(depth));
-    using Bits = BitsOf<T>;  // the writes select bit patterns: one lane width, no conversions
-    std::vector<Bits> gradient(static_cast<std::size_t>(depth));  // 0 + the window's gradient, rounded
-    const Span rows = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
-    const Span row_band = band(orow, g.stride_rows, g.pad_top, g.out_rows, g.rows);
-    for (i64 r = row_band.begin; r < row_band.end; ++r) {
-      if (r < rows.begin || r >= rows.end) std::fill_n(dx + g.in_offset(n, r, 0, 0), row, T(0));
-    }
-    if (rows.begin >= rows.end) return;
-    for (i64 ocol = 0; ocol < g.out_cols; ++ocol) {
-      const Span cols = window(ocol, g.stride_cols, g.pad_left, g.window_cols, g.cols);
-      const Span col_band = band(ocol, g.stride_cols, g.pad_left, g.out_cols, g.cols);
-      for (i64 r = rows.begin; r < rows.end; ++r) {
-        for (i64 col = col_band.begin; col < col_band.end; ++col) {
-          if (col < cols.begin || col >= cols.end) std::fill_n(dx + g.in_offset(n, r, col, 0), depth, T(0));
-        }
-      }
-      if (cols.begin >= cols.end) continue;
-      // The window's first maximum per channel, by its element number in row-major order (held as
-      // an A, so that the loops stay in one lane width and vectorise; callers keep it below 2^24).
-      i64 e = 0;
-      for (i64 r = rows.begin; r < rows.end; ++r) {
-        for (i64 col = cols.begin; col < cols.end; ++col, ++e) {
-          const T* p = x + g.in_offset(n, r, col, 0);
-          const A number = static_cast<A>(e);
-          if (e == 0) {
-            for (i64 d = 0; d < depth; ++d) best[d] = widen_element(p[d]), winner[d] = number;
-            continue;
-          }
-          for (i64 d = 0; d < depth; ++d) {
-            const A v = widen_element(p[d]);
-            const bool greater = v > best[d];
-            best[d] = select_bits(greater, v, best[d]);
-            winner[d] = select_bits(greater, number, winner[d]);
-          }
-        }
-      }
-      const T* go = grad + g.out_offset(n, orow, ocol, 0);
-      for (i64 d = 0; d < depth; ++d) gradient[d] = std::bit_cast<Bits>(static_cast<T>(A(0) + widen_element(go[d])));
-      e = 0;
-      for (i64 r = rows.begin; r < rows.end; ++r) {
-        for (i64 col = cols.begin; col < cols.end; ++col, ++e) {
-          auto* q = reinterpret_cast<Bits*>(dx + g.in_offset(n, r, col, 0));
-          const A number = static_cast<A>(e);
-          for (i64 d = 0; d < depth; ++d) q[d] = select_bits(winner[d] == number, gradient[d], Bits(0));
-        }
+  const Span rows = window(orow, g.stride_rows, g.pad_top, g.window_rows, g.rows);
+  const Span row_band = band(orow, g.stride_rows, g.pad_top, g.out_rows, g.rows);
+  for (i64 r = row_band.begin; r < row_band.end; ++r) {
+    if (r < rows.begin || r >= rows.end) std::fill_n(dx + g.in_offset(n, r, 0, 0), row, T(0));
+  }
+  if (rows.begin >= rows.end) return;
+  for (i64 ocol = 0; ocol < g.out_cols; ++ocol) {
+    const Span cols = window(ocol, g.stride_cols, g.pad_left, g.window_cols, g.cols);
+    const Span col_band = band(ocol, g.stride_cols, g.pad_left, g.out_cols, g.cols);
+    for (i64 r = rows.begin; r < rows.end; ++r) {
+      for (i64 col = col_band.begin; col < col_band.end; ++col) {
+        if (col < cols.begin || col >= cols.end) std::fill_n(dx + g.in_offset(n, r, col, 0), depth, T(0));
       }
     }
+    if (cols.begin >= cols.end) continue;
+    constexpr i64 kBlock = 16;
+    i64 d0 = 0;
+    for (; d0 + kBlock <= depth; d0 += kBlock)
+      max_grad_block<kBlock>(g, x, grad, features, dx, n, orow, ocol, rows, cols, d0);
+    for (; d0 < depth; ++d0) max_grad_block<1>(g, x, grad, features, dx, n, orow, ocol, rows, cols, d0);
   }
 }
 
@@ -293,26 +336,15 @@ template <class T, class F>
   }
 }
 
-// The row, then (for _MaxPoolGradReluGrad) ReluGrad's mask on the input rows it wrote, while they
-// are in cache. Compiled for the baseline ISA and for AVX-512, chosen at run time.
-template <class T, class F>
-[[gnu::always_inline]] inline void max_pool_grad_disjoint_masked_row(const Pool2DGeometry& g, const T* x, const T* grad,
-                                                                     const F* features, T* dx, i64 n, i64 orow) {
-  max_pool_grad_disjoint_row(g, x, grad, dx, n, orow);
-  if (features == nullptr) return;
-  const Span rows = band(orow, g.stride_rows, g.pad_top, g.out_rows, g.rows);
-  const i64 begin = g.in_offset(n, rows.begin, 0, 0);
-  relu_grad_mask(dx + begin, features + begin, g.in_offset(n, rows.end, 0, 0) - begin);
-}
 template <class T, class F>
 void max_pool_grad_disjoint_baseline(const Pool2DGeometry& g, const T* x, const T* grad, const F* features, T* dx,
                                      i64 n, i64 orow) {
-  max_pool_grad_disjoint_masked_row(g, x, grad, features, dx, n, orow);
+  max_pool_grad_disjoint_row(g, x, grad, features, dx, n, orow);
 }
 template <class T, class F>
 DAGRAD_AVX512_TARGET void max_pool_grad_disjoint_avx512(const Pool2DGeometry& g, const T* x, const T* grad,
                                                         const F* features, T* dx, i64 n, i64 orow) {
-  max_pool_grad_disjoint_masked_row(g, x, grad, features, dx, n, orow);
+  max_pool_grad_disjoint_row(g, x, grad, features, dx, n, orow);
 }
 
 template <class T, class F>
@@ -335,11 +367,11 @@ void max_pool_grad(KernelContext& c, const T* features = nullptr) {
   T* dx = c.allocate_output(0).data<T>();
   if (c.output_shape(0).num_elements() == 0) return;
   if (!g.nchw && g.stride_rows >= g.window_rows && g.stride_cols >= g.window_cols && g.window_rows <= 4096 &&
-      g.window_cols <= 4096) {  // element numbers below 2^24, exact in float
-    if constexpr (is_reduced_float_v<T>) {
-      // Widened whole: GCC vectorises the float32 loops and not the 16-bit ones (3x slower). Exact
-      // both ways: the inputs widen exactly, and the float32 kernel writes 0 + gradient or 0,
-      // which narrow as the accumulating kernel's results do.
+      g.window_cols <= 4096) {  // element numbers below 2^24 (max_grad_block)
+    if constexpr (std::is_same_v<T, half>) {
+      // Widened whole (no vector conversion of half without F16C's target). Exact both ways: the
+      // inputs widen exactly, and the float32 kernel writes 0 + gradient or 0, which narrow as the
+      // accumulating kernel's results do.
       const FloatBuffer wide_x = to_float(x, c.input(0).num_elements());
       const FloatBuffer wide_grad = to_float(grad, c.input(2).num_elements());
       // The mask applies to the float32 results before they narrow: each is 0 + a gradient of T
@@ -347,8 +379,9 @@ void max_pool_grad(KernelContext& c, const T* features = nullptr) {
       FloatBuffer wide_dx(c.output_shape(0).num_elements());
       max_pool_grad_disjoint(g, wide_x.data(), wide_grad.data(), features, wide_dx.data());
       return from_float(wide_dx, dx);
+    } else {
+      return max_pool_grad_disjoint(g, x, grad, features, dx);
     }
-    return max_pool_grad_disjoint(g, x, grad, features, dx);
   }
   const i64 image = g.rows * g.cols * g.depth;
   tbb::parallel_for(i64{0}, g.batch, [&](i64 n) {

@@ -65,6 +65,7 @@ TEST_CASE(
        nhwc_pool(2, 2, "EXPLICIT", {0, 0, 1, 0, 1, 1, 0, 0})},
       {"3x3 stride 2 SAME, overlapping", {2, 7, 7, 3}, nhwc_pool(3, 2, "SAME")},
       {"large 2x2 stride 2, many channels", {4, 28, 28, 40}, nhwc_pool(2, 2, "VALID")},
+      {"3x3 stride 3 SAME, a block of 16 channels and 3 single ones", {2, 8, 7, 19}, nhwc_pool(3, 3, "SAME")},
       {"NCHW 2x2 stride 2 SAME",
        {2, 3, 5, 6},
        {{"ksize", std::vector<std::int64_t>{1, 1, 2, 2}},
