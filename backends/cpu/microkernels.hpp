@@ -58,9 +58,10 @@ struct MicroKernels {
   // R = AT^T of F(mj, 7 - mj), 2 <= mi, mj <= 4, as polynomial values (4 operations a row for
   // m = 2 instead of 12); a null `in` pointer reads zeros: out[i*6 + j] = (AT^T Y AT)[i][j].
   void (*winograd_dy)(int mi, int mj, const float* const* in, float* const* out, long long n);
-  // _FusedConv2D's epilogue on `pixels` pixels of n channels at y (conv2d/epilogue.hpp):
-  // y = y + bias[0:n], then y < 0 ? 0 : y where relu; returns whether every y was finite before.
-  bool (*epilogue)(float* y, const float* bias, long long pixels, long long n, bool relu);
+  // _FusedConv2D's epilogue on `pixels` pixels of n channels at y (conv2d/epilogue.hpp): y
+  // rounded to bfloat16's precision first where asked, y = y + bias[0:n], then y < 0 ? 0 : y
+  // where relu; returns whether every y was finite before.
+  bool (*epilogue)(float* y, const float* bias, long long pixels, long long n, bool relu, bool round_to_bfloat16);
 };
 
 // The best set this CPU supports (checked once).

@@ -111,9 +111,12 @@ std::string_view run_path(ConvOp op, std::string_view op_name, const Conv2DGeome
         break;
     }
     const bool rerun = path.finite == FiniteRule::RerunIfNonFinite;
-    if constexpr (std::is_same_v<T, float>) {
-      if (epilogue != nullptr && path.fused_float_kernel != nullptr) {
-        const bool finite = path.fused_float_kernel(g, a, b, out, {epilogue->bias, epilogue->relu});
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bfloat16>) {
+      if (epilogue != nullptr && path.fused_kernel<T>() != nullptr) {
+        // bfloat16 kernels apply it to their float32 sums, each rounded first; the bias widened.
+        const std::vector<float> bias(epilogue->bias, epilogue->bias + g.out_depth);
+        const bool finite =
+            path.fused_kernel<T>()(g, a, b, out, {bias.data(), epilogue->relu, std::is_same_v<T, bfloat16>});
         return finite || !rerun ? path.name : run_generic();
       }
     }

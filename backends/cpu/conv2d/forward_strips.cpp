@@ -14,7 +14,8 @@
 // 28x28 3x3 and 5x5 layers of 1 -> 32 channels ran 1.15x and 1.07x faster, with the same bits.
 // half, and bfloat16 without AVX-512 BF16: x and f are widened once, and each output row is
 // narrowed from a float32 row (no float32 copy of y, the largest tensor of a first layer): bitwise
-// the float32 path on the widened tensors, rounded once.
+// the float32 path on the widened tensors, rounded once. _FusedConv2D's epilogue applies to each
+// float32 row before it narrows (epilogue.hpp: each sum rounded to bfloat16 first).
 // bfloat16 with AVX-512 BF16: vdpbf16ps adds two products a step, here two window rows: strip word
 // v of row pair i = {strip row 2i [v], strip row 2i + 1 [v]} (a zero row partners an odd KH's
 // last), filter pair panel [i][j][k] = {f[2i][j][k], f[2i + 1][j][k]}. Any pixel origin then reads
@@ -105,10 +106,8 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
           mk.grid(mr, n, xs, offsets, 1, st.row_floats, len, KH, ff + col0, K, d, K, warm_rows);
         }
       });
-      if constexpr (kWiden)
-        convert_from_float(out_row.data(), y + q * OW * K, OW * K);
-      else if (epilogue)
-        apply_epilogue(*epilogue, yq, OW, K);
+      if (epilogue) apply_epilogue(*epilogue, yq, OW, K);
+      if constexpr (kWiden) convert_from_float(out_row.data(), y + q * OW * K, OW * K);
     }
   });
 }
@@ -119,7 +118,8 @@ bool outgrows_cache(const Conv2DGeometry& g) {
 }
 
 // The bfloat16 form on vdpbf16ps (see the top of the file).
-void forward_strips_row_pairs(const Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y) {
+void forward_strips_row_pairs(const Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y,
+                              const ConvEpilogue* epilogue = nullptr) {
   const Bf16Kernels& bk = *bf16_kernels();
   const i64 K = g.out_depth, OW = g.out_cols, KH = g.filter_rows;
   const i64 len = g.filter_cols * g.in_depth, step = strip_pixel_step(g);
@@ -155,9 +155,15 @@ void forward_strips_row_pairs(const Conv2DGeometry& g, const bfloat16* x, const 
           bk.grid(static_cast<int>(pixels), std::min(kColumnGroup, K - col0), words.data() + ow0 * step, offsets, 1,
                   st.row_floats, len, row_pairs, panel.data() + col0, ldy, out_row.data() + ow0 * K + col0, K);
       });
+      if (epilogue) apply_epilogue(*epilogue, out_row.data(), OW, K);
       convert_from_float(out_row.data(), y + q * OW * K, OW * K);
     }
   });
+}
+
+// Whether bfloat16 runs on row pairs (vdpbf16ps) rather than widened.
+bool bfloat16_row_pairs(const Conv2DGeometry& g) {
+  return bf16_kernels() && g.filter_rows * g.filter_cols * g.in_depth >= kPairsFromWindow;
 }
 
 }  // namespace
@@ -165,8 +171,7 @@ void forward_strips_row_pairs(const Conv2DGeometry& g, const bfloat16* x, const 
 template <class T>
 void conv2d_forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y) {
   if constexpr (std::is_same_v<T, bfloat16>) {
-    if (bf16_kernels() && g.filter_rows * g.filter_cols * g.in_depth >= kPairsFromWindow)
-      return forward_strips_row_pairs(g, x, f, y);
+    if (bfloat16_row_pairs(g)) return forward_strips_row_pairs(g, x, f, y);
   }
   // half and bfloat16 compute into a float32 row in cache, narrowed to y afterwards.
   forward_strips(g, x, f, y, std::is_same_v<T, float> && outgrows_cache(g));
@@ -178,14 +183,24 @@ void conv2d_forward_strips_with(const Conv2DGeometry& g, const float* x, const f
 }
 
 // The filter was scanned for Inf and NaN before (FilterIfPadded): no result to recompute.
-bool conv2d_forward_strips_fused(const Conv2DGeometry& g, const float* x, const float* f, float* y,
-                                 const ConvEpilogue& epilogue) {
-  forward_strips(g, x, f, y, outgrows_cache(g), &epilogue);
+template <class T>
+bool conv2d_forward_strips_fused(const Conv2DGeometry& g, const T* x, const T* f, T* y, const ConvEpilogue& epilogue) {
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    if (bfloat16_row_pairs(g)) {
+      forward_strips_row_pairs(g, x, f, y, &epilogue);
+      return true;
+    }
+  }
+  forward_strips(g, x, f, y, std::is_same_v<T, float> && outgrows_cache(g), &epilogue);
   return true;
 }
 
 template void conv2d_forward_strips<half>(const Conv2DGeometry&, const half*, const half*, half*);
 template void conv2d_forward_strips<bfloat16>(const Conv2DGeometry&, const bfloat16*, const bfloat16*, bfloat16*);
 template void conv2d_forward_strips<float>(const Conv2DGeometry&, const float*, const float*, float*);
+template bool conv2d_forward_strips_fused<bfloat16>(const Conv2DGeometry&, const bfloat16*, const bfloat16*, bfloat16*,
+                                                    const ConvEpilogue&);
+template bool conv2d_forward_strips_fused<float>(const Conv2DGeometry&, const float*, const float*, float*,
+                                                 const ConvEpilogue&);
 
 }  // namespace dagrad::cpu

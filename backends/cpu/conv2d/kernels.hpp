@@ -31,7 +31,7 @@ template <class T>
 std::string_view conv2d_forward(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y, std::string_view path = {},
                                 std::string_view op = {});
 // _FusedConv2D: y = conv(x, f) + bias (then Relu), with the bits of the three ops run one by one.
-// A path with a fused kernel (ConvPath::fused_float_kernel) applies the epilogue to outputs still
+// A path with a fused kernel (ConvPath::fused_kernel<T>) applies the epilogue to outputs still
 // in cache; the others run the kernel, then bias_add_relu over y.
 template <class T>
 std::string_view conv2d_forward_fused(const ops::Conv2DGeometry& g, const T* x, const T* f, const T* bias, bool relu,
@@ -101,8 +101,10 @@ void conv2d_forward_strips(const ops::Conv2DGeometry& g, const T* x, const T* f,
 // where y outgrows the last-level cache) or writing it from zero.
 void conv2d_forward_strips_with(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y,
                                 bool zero_rows_first);
-// float32 with _FusedConv2D's epilogue on each output row (always true: see conv2d_forward_fused).
-bool conv2d_forward_strips_fused(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y,
+// float32 and bfloat16 with _FusedConv2D's epilogue on each (float32) output row (always true:
+// see conv2d_forward_fused).
+template <class T>
+bool conv2d_forward_strips_fused(const ops::Conv2DGeometry& g, const T* x, const T* f, T* y,
                                  const ConvEpilogue& epilogue);
 
 // The float32 NHWC input gradient of layers with fewer channels than a vector (groups = 1) as one

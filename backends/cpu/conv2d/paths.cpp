@@ -134,6 +134,18 @@ void widened(const Conv2DGeometry& g, const T* a, const T* b, T* out) {
   }
 }
 
+// The fused float32 kernel on bfloat16 inputs, widened as above (the epilogue rounds each sum to
+// bfloat16 first: epilogue.hpp).
+template <FusedConvKernel fused>
+bool widened_fused(const Conv2DGeometry& g, const bfloat16* x, const bfloat16* f, bfloat16* y,
+                   const ConvEpilogue& epilogue) {
+  const ConvSizes n = conv2d_sizes(g);
+  FloatBuffer result(n.output);
+  const bool finite = fused(g, to_float(x, n.input).data(), to_float(f, n.filter).data(), result.data(), epilogue);
+  from_float(result, y);
+  return finite;
+}
+
 // A row on a float32 kernel, claiming half, bfloat16 (widened) and float32.
 template <ConvOp op, FloatKernel fast>
 constexpr ConvPath float_row(std::string_view name, bool (*applies)(const Conv2DGeometry&), FiniteRule finite) {
@@ -148,7 +160,10 @@ template <ConvOp op, FloatKernel fast, FusedConvKernel fused = nullptr>
 constexpr ConvPath winograd_row() {
   ConvPath row = float_row<op, fast>("winograd", winograd_applies<op>, FiniteRule::RerunIfNonFinite);
   row.by_default = conv2d_winograd_by_default;
-  row.fused_float_kernel = fused;
+  if constexpr (fused != nullptr) {
+    row.fused_float_kernel = fused;
+    row.fused_bfloat16_kernel = widened_fused<fused>;
+  }
   return row;
 }
 
@@ -170,7 +185,8 @@ constexpr ConvPath kForward[] = {
     {"bf16_native", bf16_native_row<kF>, FiniteRule::FilterIfPadded, nullptr, conv2d_forward_bf16},
     // First layers. half and bfloat16: x widened once, y narrowed row by row (no float32 copy of y).
     {"strips", forward_strips_row, FiniteRule::FilterIfPadded, conv2d_forward_strips<half>,
-     conv2d_forward_strips<bfloat16>, conv2d_forward_strips<float>, nullptr, nullptr, conv2d_forward_strips_fused},
+     conv2d_forward_strips<bfloat16>, conv2d_forward_strips<float>, nullptr, nullptr,
+     conv2d_forward_strips_fused<float>, conv2d_forward_strips_fused<bfloat16>},
     float_row<kF, conv2d_forward_fast>("nhwc_fast", nhwc_fast_row<kF>, FiniteRule::FilterIfPadded),
     // NCHW. Pointwise: no padding, and its column tails run single floats: no finite rule.
     pointwise_row<kF, conv2d_forward_nchw_pointwise>(),

@@ -32,9 +32,11 @@ enum class FiniteRule {
 // A kernel on the op's two inputs in order (x, f / f, dy / x, dy), writing its output.
 template <class T>
 using ConvKernel = void (*)(const ops::Conv2DGeometry&, const T*, const T*, T*);
-// Conv2D in float32 with _FusedConv2D's epilogue (epilogue.hpp): false where some output was not
-// finite before it, for rows whose finite rule recomputes such results.
-using FusedConvKernel = bool (*)(const ops::Conv2DGeometry&, const float*, const float*, float*, const ConvEpilogue&);
+// Conv2D with _FusedConv2D's epilogue (epilogue.hpp): false where some output was not finite
+// before it, for rows whose finite rule recomputes such results.
+template <class T>
+using FusedKernel = bool (*)(const ops::Conv2DGeometry&, const T*, const T*, T*, const ConvEpilogue&);
+using FusedConvKernel = FusedKernel<float>;
 
 struct ConvPath {
   std::string_view name;
@@ -47,8 +49,19 @@ struct ConvPath {
   ConvKernel<double> double_kernel = nullptr;
   // Whether a call that forces no path may take the row (null: always); forcing it by name still can.
   bool (*by_default)() = nullptr;
-  // Conv2D rows only: float32 with the epilogue in the kernel (null: the kernel, then a pass).
+  // Conv2D rows only: the epilogue in the kernel (null: the kernel, then a pass).
   FusedConvKernel fused_float_kernel = nullptr;
+  FusedKernel<bfloat16> fused_bfloat16_kernel = nullptr;
+
+  template <class T>
+  FusedKernel<T> fused_kernel() const {
+    if constexpr (std::is_same_v<T, float>)
+      return fused_float_kernel;
+    else if constexpr (std::is_same_v<T, bfloat16>)
+      return fused_bfloat16_kernel;
+    else
+      return nullptr;
+  }
 
   template <class T>
   ConvKernel<T> kernel() const {

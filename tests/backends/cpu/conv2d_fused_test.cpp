@@ -2,7 +2,8 @@
 // bits of Conv2D on the same row followed by BiasAdd and Relu, with and without Relu; where the
 // row's finite rule sends the call to the generic path (a padded filter holding NaN for strips,
 // results that overflow in Winograd's transforms), the unfused generic result; every row that has
-// a fused kernel is exercised.
+// a fused kernel is exercised. bfloat16 alike: its fused kernels apply the epilogue to their float32
+// sums (each rounded to bfloat16 first) before they narrow.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -63,8 +64,35 @@ std::vector<float> fused(const Call& call, std::string_view path, bool relu, std
   return y;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+template <class T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+}
+
+// The call's values rounded to bfloat16, and the bfloat16 forms of unfused() and fused().
+struct Bf16Call {
+  ops::Conv2DGeometry g;
+  std::vector<bfloat16> x, f, bias;
+};
+Bf16Call to_bfloat16(const Call& call) {
+  const auto round = [](const std::vector<float>& v) { return std::vector<bfloat16>(v.begin(), v.end()); };
+  return {call.g, round(call.x), round(call.f), round(call.bias)};
+}
+std::vector<bfloat16> unfused(const Bf16Call& call, std::string_view path, bool relu) {
+  const ops::Conv2DGeometry& g = call.g;
+  std::vector<bfloat16> y(static_cast<std::size_t>(g.batch * g.out_rows * g.out_cols * g.out_depth));
+  cpu::conv2d_forward<bfloat16>(g, call.x.data(), call.f.data(), y.data(), path);
+  cpu::bias_add_relu(y.data(), call.bias.data(), y.data(), {g.batch * g.out_rows * g.out_cols, g.out_depth, 1},
+                     static_cast<i64>(y.size()), relu);
+  return y;
+}
+std::vector<bfloat16> fused(const Bf16Call& call, std::string_view path, bool relu, std::string_view* ran = nullptr) {
+  const ops::Conv2DGeometry& g = call.g;
+  std::vector<bfloat16> y(static_cast<std::size_t>(g.batch * g.out_rows * g.out_cols * g.out_depth));
+  const std::string_view name =
+      cpu::conv2d_forward_fused<bfloat16>(g, call.x.data(), call.f.data(), call.bias.data(), relu, y.data(), path);
+  if (ran) *ran = name;
+  return y;
 }
 
 }  // namespace
@@ -94,6 +122,33 @@ TEST_CASE("fused Conv2D kernels give the bits of Conv2D, BiasAdd and Relu run on
     }
 }
 
+TEST_CASE("fused bfloat16 Conv2D kernels give the bits of Conv2D, BiasAdd and Relu run one by one",
+          "[cpu][conv][fusion]") {
+  std::mt19937 rng(13);
+  std::set<std::string_view> covered;
+  // First layers widened (5x5x1) and, with AVX-512 BF16, on row pairs (7x7x1: 49 values a window);
+  // train_cnn's second layer and a 3x3 one on Winograd's tiles.
+  for (const Call& wide : {make_call(2, 9, 11, 1, 32, 5, rng), make_call(2, 12, 10, 1, 16, 7, rng),
+                           make_call(3, 14, 14, 32, 64, 5, rng), make_call(2, 9, 10, 16, 24, 3, rng)}) {
+    const Bf16Call call = to_bfloat16(wide);
+    const std::string_view path =
+        cpu::conv2d_choose_path(cpu::ConvOp::Forward, "Conv2D", call.g, DType::BFloat16, {}).name;
+    for (const bool relu : {false, true}) {
+      std::string_view ran;
+      const std::vector<bfloat16> y = fused(call, path, relu, &ran);
+      INFO(path << (relu ? " with Relu" : ""));
+      CHECK(ran == path);
+      CHECK(same_bits(y, unfused(call, path, relu)));
+    }
+    covered.insert(path);
+  }
+  for (const cpu::ConvPath& row : cpu::conv2d_path_table(cpu::ConvOp::Forward))
+    if (row.fused_bfloat16_kernel) {
+      INFO(row.name);
+      CHECK(covered.count(row.name) == 1);
+    }
+}
+
 TEST_CASE("fused Conv2D kernels keep their rows' finite rules", "[cpu][conv][fusion]") {
   std::mt19937 rng(12);
   SECTION("strips: a padded call whose filter holds NaN runs on the generic path") {
@@ -115,5 +170,9 @@ TEST_CASE("fused Conv2D kernels keep their rows' finite rules", "[cpu][conv][fus
     CHECK(ran == "generic");
     CHECK(same_bits(y, unfused(call, "generic", true)));
     for (const float v : y) REQUIRE(std::isfinite(v));
+    const Bf16Call narrow = to_bfloat16(call);  // the same values in bfloat16
+    const std::vector<bfloat16> y16 = fused(narrow, "winograd", true, &ran);
+    CHECK(ran == "generic");
+    CHECK(same_bits(y16, unfused(narrow, "generic", true)));
   }
 }
