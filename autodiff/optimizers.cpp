@@ -113,11 +113,19 @@ const Node& minimize(Graph& g, Output loss, layers::VariableSet& vars, const Opt
     // beta^t for the bias correction, starting at beta^1 for the first step (as TF's Adam).
     Output beta1_power = vars.create(g, "beta1_power", Tensor::full(dtype, Shape{}, o.beta1), false);
     Output beta2_power = vars.create(g, "beta2_power", Tensor::full(dtype, Shape{}, o.beta2), false);
+    // The slots first, then the updates one after another: sessions run such a run of ApplyAdam
+    // nodes as one pass (ops/fusions.cpp).
+    std::vector<std::pair<Output, Output>> slots;
     for (std::size_t i = 0; i < params.size(); ++i) {
       const std::string& name = params[i].op().name;
       auto root = per_variable();
-      Output m = vars.create_zeros(g, str_cat(name, "/Adam"), params[i].shape(), dtype, false);
-      Output v = vars.create_zeros(g, str_cat(name, "/Adam_1"), params[i].shape(), dtype, false);
+      slots.emplace_back(vars.create_zeros(g, str_cat(name, "/Adam"), params[i].shape(), dtype, false),
+                         vars.create_zeros(g, str_cat(name, "/Adam_1"), params[i].shape(), dtype, false));
+    }
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const std::string& name = params[i].op().name;
+      auto root = per_variable();
+      const auto& [m, v] = slots[i];
       updates.push_back(&with_deps(g, "ApplyAdam",
                                    {params[i], m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grads[i]}, {},
                                    str_cat(name, "/ApplyAdam"), grad_nodes));

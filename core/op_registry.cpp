@@ -104,6 +104,13 @@ OpDefBuilder& OpDefBuilder::input_ref(std::string name, std::string type_attr) {
   def_.inputs.push_back({.name = std::move(name), .type_attr = std::move(type_attr), .is_ref = true});
   return *this;
 }
+OpDefBuilder& OpDefBuilder::input_list_ref(std::string name, std::string type_attr, std::string number_attr) {
+  def_.inputs.push_back({.name = std::move(name),
+                         .type_attr = std::move(type_attr),
+                         .number_attr = std::move(number_attr),
+                         .is_ref = true});
+  return *this;
+}
 OpDefBuilder& OpDefBuilder::output(std::string name, std::string type_attr) {
   def_.outputs.push_back({.name = std::move(name), .type_attr = std::move(type_attr)});
   return *this;
@@ -346,14 +353,19 @@ std::vector<DType> complete_attrs(const OpDef& def, AttrMap& attrs, const std::v
   for (const auto& [name, value] : attrs) {
     if (def.find_attr(name) == nullptr) invalid_argument(def.name, ": unknown attribute '", name, "'");
   }
-  // Input count; a list argument takes whatever the fixed arguments leave.
+  // Input count; the list arguments (one, or several counted by the same attribute) share
+  // equally what the fixed arguments leave.
   const ArgDef* list_arg = nullptr;
-  std::size_t fixed_count = 0;
+  std::size_t fixed_count = 0, lists = 0;
   for (const auto& arg : def.inputs) {
-    if (arg.number_attr.empty())
+    if (arg.number_attr.empty()) {
       ++fixed_count;
-    else
-      list_arg = &arg;
+      continue;
+    }
+    if (list_arg != nullptr && list_arg->number_attr != arg.number_attr)
+      fail(Code::Internal, def.name, ": its input lists are counted by different attributes");
+    list_arg = &arg;
+    ++lists;
   }
   const std::size_t given = input_dtypes.size();
   if (list_arg == nullptr ? given != fixed_count : given < fixed_count) {
@@ -363,7 +375,11 @@ std::vector<DType> complete_attrs(const OpDef& def, AttrMap& attrs, const std::v
                      given);
   }
   if (list_arg != nullptr) {
-    const auto n = static_cast<std::int64_t>(given - fixed_count);
+    if ((given - fixed_count) % lists != 0) {
+      invalid_argument(def.name, ": ", given - fixed_count, " inputs do not divide among its ", lists,
+                       " input lists of '", list_arg->number_attr, "' each");
+    }
+    const auto n = static_cast<std::int64_t>((given - fixed_count) / lists);
     auto it = attrs.find(list_arg->number_attr);
     if (it != attrs.end() && std::get_if<std::int64_t>(&it->second) && std::get<std::int64_t>(it->second) != n) {
       invalid_argument(def.name, ": attribute '", list_arg->number_attr, "' is ", attr_to_string(it->second), " but ",

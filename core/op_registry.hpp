@@ -86,6 +86,7 @@ class OpDefBuilder {
   OpDefBuilder& input_list(std::string name, std::string type_attr, std::string number_attr);
   OpDefBuilder& input_host(std::string name, std::string type_attr);  // read on the host
   OpDefBuilder& input_ref(std::string name, std::string type_attr);
+  OpDefBuilder& input_list_ref(std::string name, std::string type_attr, std::string number_attr);
   OpDefBuilder& output(std::string name, std::string type_attr);
   // A list of outputs, as many as the int attribute `number_attr` says (at most kMaxListOutputs).
   OpDefBuilder& output_list(std::string name, std::string type_attr, std::string number_attr);

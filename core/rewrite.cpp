@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "dagrad/core/registries.hpp"
 
@@ -29,6 +30,8 @@ class CompileView final : public PlanView {
         needed_(needed),
         absorbed_(needed.size(), 0),
         controlled_(needed.size(), 0),
+        targeted_(needed.size(), 0),
+        first_control_reader_(needed.size(), g.num_nodes()),
         device_(device),
         backend_(backend) {
     for (int id = 0; id < g.num_nodes(); ++id) {
@@ -40,9 +43,14 @@ class CompileView final : public PlanView {
         if (!first) it->second = nullptr;  // a second read
       }
       if (!n.control_inputs.empty()) controlled_[static_cast<std::size_t>(id)] = 1;
-      for (int c : n.control_inputs) controlled_[static_cast<std::size_t>(c)] = 1;
+      for (int c : n.control_inputs) {
+        controlled_[static_cast<std::size_t>(c)] = 1;
+        int& first = first_control_reader_[static_cast<std::size_t>(c)];
+        first = std::min(first, id);
+      }
     }
-    for (const Node* t : targets) controlled_[static_cast<std::size_t>(t->id)] = 1;
+    for (const Node* t : targets)
+      controlled_[static_cast<std::size_t>(t->id)] = targeted_[static_cast<std::size_t>(t->id)] = 1;
     for (const auto& out : fetches) readers_[out] = nullptr;
     for (const auto& out : feeds) readers_[out] = nullptr;
   }
@@ -59,6 +67,16 @@ class CompileView final : public PlanView {
     return kernel_registry().find(op, device_.kind, dtype, backend_) != nullptr ||
            (!backend_.empty() && kernel_registry().find(op, device_.kind, dtype) != nullptr);
   }
+  bool movable(const Node& n, int to) const override {
+    const auto id = static_cast<std::size_t>(n.id);
+    if (!needed_[id] || absorbed_[id] || targeted_[id] || first_control_reader_[id] <= to) return false;
+    for (int k = 0; k < n.num_outputs(); ++k)
+      if (readers_.count(graph_.output(n.id, k))) return false;
+    return true;
+  }
+  bool in_plan(const Node& n) const override {
+    return needed_[static_cast<std::size_t>(n.id)] && !absorbed_[static_cast<std::size_t>(n.id)];
+  }
   bool is_absorbed(int id) const { return absorbed_[static_cast<std::size_t>(id)]; }
   void absorb(int id) { absorbed_[static_cast<std::size_t>(id)] = 1; }
   std::vector<char> absorbed() && { return std::move(absorbed_); }
@@ -66,7 +84,8 @@ class CompileView final : public PlanView {
  private:
   const Graph& graph_;
   const std::vector<char>& needed_;
-  std::vector<char> absorbed_, controlled_;
+  std::vector<char> absorbed_, controlled_, targeted_;
+  std::vector<int> first_control_reader_;  // per node: the least id of a node with a control edge from it
   std::map<Output, const Node*> readers_;
   Device device_;
   std::string_view backend_;
@@ -79,6 +98,7 @@ Rewritten apply_rewrites(const Graph& g, const std::vector<char>& needed, const 
                          std::string_view backend) {
   CompileView view(g, needed, feeds, fetches, targets, device, backend);
   std::map<int, Node> fused;
+  std::map<int, int> moved_to;
   for (int id = g.num_nodes() - 1; id >= 0; --id) {
     if (!needed[static_cast<std::size_t>(id)] || view.is_absorbed(id)) continue;
     const Node& node = g.node(id);
@@ -87,14 +107,26 @@ Rewritten apply_rewrites(const Graph& g, const std::vector<char>& needed, const 
       if (!fusion) continue;
       bool valid = true;
       for (int a : fusion->absorbed) valid = valid && a != id && a >= 0 && a < id && view.absorbable(g.node(a));
+      std::set<int> members(fusion->absorbed.begin(), fusion->absorbed.end());
+      for (int m : fusion->moved) valid = valid && m >= 0 && m < id && view.movable(g.node(m), id);
+      members.insert(fusion->moved.begin(), fusion->moved.end());
+      valid = valid && members.size() == fusion->absorbed.size() + fusion->moved.size();  // no node twice
+      // A moved node passes no node that runs there outside the fusion, so that no other node sees
+      // what it changes in a different order.
+      if (valid && !fusion->moved.empty()) {
+        for (int between = *std::min_element(fusion->moved.begin(), fusion->moved.end()) + 1; valid && between < id;
+             ++between)
+          valid = !view.in_plan(g.node(between)) || members.count(between);
+      }
       std::optional<Node> replacement = valid ? fused_node(g, *fusion, node) : std::nullopt;
       if (!replacement) continue;
-      for (int a : fusion->absorbed) view.absorb(a);
+      for (int a : members) view.absorb(a);
+      for (int m : fusion->moved) moved_to[m] = id;
       fused.emplace(id, std::move(*replacement));
       break;
     }
   }
-  return {std::move(fused), std::move(view).absorbed()};
+  return {std::move(fused), std::move(view).absorbed(), std::move(moved_to)};
 }
 
 std::optional<Node> fused_node(const Graph& graph, const Fusion& fusion, const Node& replaced) {

@@ -45,6 +45,8 @@ std::vector<int> run_order(const Graph& g, const std::vector<char>& needed, cons
                            const FeedMap& feeds) {
   std::vector<int> order;
   const auto index_after = [&](int id) -> std::size_t {  // 0 for a node not planned (fed)
+    const auto moved = rewritten.moved_to.find(id);      // a moved node runs as its fused node
+    if (moved != rewritten.moved_to.end()) id = moved->second;
     const auto it = std::find(order.begin(), order.end(), id);
     return it == order.end() ? 0 : static_cast<std::size_t>(it - order.begin()) + 1;
   };
@@ -230,7 +232,7 @@ std::unique_ptr<Session::Plan> Session::compile(const FeedMap& feeds, const std:
   for (const auto& [out, value] : feeds) fed.push_back(out);
   Rewritten rewritten = options_.rewrite
                             ? apply_rewrites(g, needed, fed, fetches, targets, options_.device, options_.backend)
-                            : Rewritten{{}, std::vector<char>(needed.size(), 0)};
+                            : Rewritten{{}, std::vector<char>(needed.size(), 0), {}};
   std::map<int, Node>& fused = rewritten.fused;
   const std::vector<int> order = run_order(g, needed, rewritten, feeds);
   auto plan = std::make_unique<Plan>();

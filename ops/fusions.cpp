@@ -1,6 +1,10 @@
 // The fusions sessions apply when they compile a plan (core/rewrite.hpp): each matches a chain of
 // ops that one fused op computes with the same bits, where no one else reads the chain's inside:
-// Conv2D -> BiasAdd [-> Relu] and MaxPoolGrad -> ReluGrad.
+// Conv2D -> BiasAdd [-> Relu] and MaxPoolGrad -> ReluGrad; and runs of ApplyAdam nodes (minimize's
+// updates) as one pass.
+#include <algorithm>
+#include <set>
+
 #include "dagrad/core/rewrite.hpp"
 #include "dagrad/ops/register.hpp"
 
@@ -46,11 +50,51 @@ std::optional<Fusion> fuse_max_pool_grad_relu_grad(const Node& relu_grad, const 
   return Fusion{"_MaxPoolGradReluGrad", {in[0], in[1], in[2], relu_grad.inputs[1]}, pool_grad->attrs, {pool_grad->id}};
 }
 
+// A run of ApplyAdam nodes with the same scalars and attributes as _GroupedApplyAdam, matched at
+// its last node: the nodes before it that the plan runs just before it (nothing else in between),
+// whose outputs nobody reads, moved to its place. Each variable belongs to one update (they run at
+// once). minimize adds its updates in such a run.
+std::optional<Fusion> group_apply_adam(const Node& last, const PlanView& plan) {
+  if (last.op() != "ApplyAdam") return std::nullopt;
+  const DType dtype = get_attr<DType>(last.attrs, "T");
+  if (!plan.has_kernel("_GroupedApplyAdam", dtype)) return std::nullopt;
+  const auto same_scalars = [&](const Node& n) {
+    const auto flag = [](const Node& u, const char* name) { return get_attr<bool>(u.attrs, name); };
+    return n.op() == "ApplyAdam" && get_attr<DType>(n.attrs, "T") == dtype &&
+           flag(n, "use_locking") == flag(last, "use_locking") &&
+           flag(n, "use_nesterov") == flag(last, "use_nesterov") &&
+           std::equal(n.inputs.begin() + 3, n.inputs.begin() + 9, last.inputs.begin() + 3);
+  };
+  std::vector<const Node*> run{&last};
+  std::set<Output> variables(last.inputs.begin(), last.inputs.begin() + 3);
+  for (int id = last.id - 1; id >= 0; --id) {
+    const Node& n = plan.graph().node(id);
+    if (!plan.in_plan(n)) continue;
+    if (!same_scalars(n) || !plan.movable(n, last.id)) break;
+    const std::set<Output> own(n.inputs.begin(), n.inputs.begin() + 3);
+    if (own.size() < 3 || std::any_of(own.begin(), own.end(), [&](const Output& v) { return variables.count(v); }))
+      break;
+    variables.insert(own.begin(), own.end());
+    run.insert(run.begin(), &n);
+  }
+  if (run.size() < 2) return std::nullopt;
+  const auto n = static_cast<std::int64_t>(run.size());
+  Fusion fusion{"_GroupedApplyAdam", {}, last.attrs, {}};
+  fusion.attrs["N"] = n;
+  for (int slot : {0, 1, 2})  // var, m, v
+    for (const Node* u : run) fusion.inputs.push_back(u->inputs[static_cast<std::size_t>(slot)]);
+  fusion.inputs.insert(fusion.inputs.end(), last.inputs.begin() + 3, last.inputs.begin() + 9);
+  for (const Node* u : run) fusion.inputs.push_back(u->inputs[9]);
+  for (std::size_t i = 0; i + 1 < run.size(); ++i) fusion.moved.push_back(run[i]->id);
+  return fusion;
+}
+
 }  // namespace
 
 void register_rewrites(RewriteRegistry& r) {
   r.add("fuse_conv2d_bias_relu", fuse_conv2d_bias_relu);
   r.add("fuse_max_pool_grad_relu_grad", fuse_max_pool_grad_relu_grad);
+  r.add("group_apply_adam", group_apply_adam);
 }
 
 }  // namespace dagrad::ops

@@ -20,6 +20,9 @@ const std::vector<OpWithoutRawOp>& ops_without_raw_op() {
       {"_MaxPoolGradReluGrad",
        "internal: sessions put it in the place of MaxPoolGrad -> ReluGrad pairs (an underscore op, as "
        "_FusedConv2D)"},
+      {"_GroupedApplyAdam",
+       "internal: sessions put it in the place of runs of ApplyAdam nodes (updates a Session's variables "
+       "in place, as ApplyAdam)"},
   };
   return ops;
 }

@@ -1,4 +1,5 @@
-// Schemas and builders: ApplyGradientDescent, ApplyMomentum, ApplyAdam.
+// Schemas and builders: ApplyGradientDescent, ApplyMomentum, ApplyAdam, and the internal
+// _GroupedApplyAdam (sessions put it in the place of runs of ApplyAdam nodes: ops/fusions.cpp).
 #include "dagrad/ops/training_ops.hpp"
 
 #include "dagrad/core/variables.hpp"
@@ -9,11 +10,12 @@ namespace {
 
 const std::vector<DType> kFloats(std::begin(kFloatingDTypes), std::end(kFloatingDTypes));
 
-// Input `i` must have var's shape (TF: "var and delta do not have the same shape[2,3] [3]").
-// An uninitialised variable arrives at run time with dtype Invalid; its kernel reports that.
-void require_like_var(ShapeContext& c, int i, std::string_view name) {
-  if (c.input_dtype(0) == DType::Invalid) return;
-  const Shape& var = c.input_shape(0);
+// Input `i` must have the shape of the var at input `var_index` (TF: "var and delta do not have
+// the same shape[2,3] [3]"). An uninitialised variable arrives at run time with dtype Invalid; its
+// kernel reports that.
+void require_like_var(ShapeContext& c, int i, std::string_view name, int var_index = 0) {
+  if (c.input_dtype(var_index) == DType::Invalid) return;
+  const Shape& var = c.input_shape(var_index);
   const Shape& other = c.input_shape(i);
   bool ok = var.rank() == other.rank();
   for (int d = 0; ok && d < var.rank(); ++d) ok = var[d] < 0 || other[d] < 0 || var[d] == other[d];
@@ -30,9 +32,11 @@ void require_scalar(ShapeContext& c, int i, std::string_view name) {
 
 // The output is the updated variable; its shape is the variable's (or the gradient's, when the
 // variable is not yet initialised at run time: the kernel then fails).
-void set_var_output(ShapeContext& c, int grad_index) {
-  c.set_output(0, c.input_dtype(0) == DType::Invalid ? c.input_shape(grad_index) : c.input_shape(0));
+void set_var_output(ShapeContext& c, int grad_index, int var_index = 0) {
+  c.set_output(0, c.input_dtype(var_index) == DType::Invalid ? c.input_shape(grad_index) : c.input_shape(var_index));
 }
+
+constexpr const char* kAdamScalars[] = {"beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon"};
 
 }  // namespace
 
@@ -45,6 +49,20 @@ Tensor& ref_variable(KernelContext& c, int i, int like_input) {
                      c.input(like_input).shape().to_string(), " (variable '", name, "')");
   }
   return value;
+}
+
+void require_separate_updates(const KernelContext& c, int n) {
+  if (c.variables == nullptr) return;  // ref_variable reports it
+  const auto name = [&](int update, int slot) -> const std::string& {
+    return c.variable_names.at(static_cast<std::size_t>(slot * n + update));
+  };
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b)
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+          if (name(a, i) == name(b, j))
+            invalid_argument(c.op_name(), ": variable '", name(a, i), "' is updated by both update ", a, " and ", b,
+                             " of the group");
 }
 
 void register_training_ops(OpRegistry& r) {
@@ -102,13 +120,44 @@ void register_training_ops(OpRegistry& r) {
             .shape_fn([](ShapeContext& c) {
               require_like_var(c, 1, "m");
               require_like_var(c, 2, "v");
-              const char* scalars[] = {"beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon"};
-              for (int i = 0; i < 6; ++i) require_scalar(c, 3 + i, scalars[i]);
+              for (int i = 0; i < 6; ++i) require_scalar(c, 3 + i, kAdamScalars[i]);
               require_like_var(c, 9, "grad");
               set_var_output(c, 9);
             })
             .stateful()
             .doc("The Adam update of var, m and v in place (beta1_power and beta2_power are beta^t).")
+            .build());
+  // Flat inputs: var[0, N), m[N, 2N), v[2N, 3N), the six scalars, grad[3N + 6, 4N + 6).
+  r.add(OpDefBuilder("_GroupedApplyAdam")
+            .input_list_ref("var", "T", "N")
+            .input_list_ref("m", "T", "N")
+            .input_list_ref("v", "T", "N")
+            .input("beta1_power", "T")
+            .input("beta2_power", "T")
+            .input("lr", "T")
+            .input("beta1", "T")
+            .input("beta2", "T")
+            .input("epsilon", "T")
+            .input_list("grad", "T", "N")
+            .output("out", "T")
+            .attr_type("T", kFloats)
+            .attr_int("N", std::nullopt, 1)
+            .attr_bool("use_locking", false)
+            .attr_bool("use_nesterov", false)
+            .shape_fn([](ShapeContext& c) {
+              const int n = static_cast<int>(c.attr<std::int64_t>("N"));
+              for (int k = 0; k < n; ++k) {
+                require_like_var(c, n + k, "m", k);
+                require_like_var(c, 2 * n + k, "v", k);
+                require_like_var(c, 3 * n + 6 + k, "grad", k);
+              }
+              for (int i = 0; i < 6; ++i) require_scalar(c, 3 * n + i, kAdamScalars[i]);
+              set_var_output(c, 4 * n + 5, n - 1);
+            })
+            .stateful()
+            .doc("ApplyAdam on each of N variables (var[k], m[k], v[k], grad[k]) with the same scalars, in "
+                 "one pass, with the bits of the N ApplyAdam nodes it stands for; out is the last var. Sessions "
+                 "put it in the place of runs of such nodes.")
             .build());
 }
 

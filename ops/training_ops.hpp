@@ -27,4 +27,8 @@ Output apply_adam(Graph& g, const AdamInputs& in, bool use_nesterov = false, std
 // shape of input like_input (the gradient), with TF's messages.
 Tensor& ref_variable(KernelContext& c, int i, int like_input);
 
+// _GroupedApplyAdam's kernels: each variable belongs to one of the n updates (var[k], m[k], v[k]
+// are refs k, n + k, 2n + k), since the updates run at once; InvalidArgument naming it otherwise.
+void require_separate_updates(const KernelContext& c, int n);
+
 }  // namespace dagrad::ops

@@ -143,7 +143,8 @@ void register_nn_gradients(GradientRegistry& r) {
   });
   r.add("MatMul", mat_mul_grad);
   r.add("Transpose", transpose_grad);
-  for (const char* op : {"ArgMax", "Equal", "ApplyGradientDescent", "ApplyMomentum", "ApplyAdam"}) {
+  for (const char* op :
+       {"ArgMax", "Equal", "ApplyGradientDescent", "ApplyMomentum", "ApplyAdam", "_GroupedApplyAdam"}) {
     r.add_no_gradient(op);
   }
   // Sessions make it from backward passes whose gradients are built already (ops/fusions.cpp).

@@ -1,10 +1,11 @@
-// CPU kernels (oneTBB): ApplyGradientDescent, ApplyMomentum, ApplyAdam, updating the stored
+// CPU kernels (oneTBB): ApplyGradientDescent, ApplyMomentum, ApplyAdam (and _GroupedApplyAdam), updating the stored
 // variables in place over fixed blocks with the reference kernels' element updates
 // (ops/training_updates.hpp), so the results equal the reference bit for bit whatever the thread
 // count. ApplyAdam's square root and division cost more than its memory traffic: float32 and
 // float64 run vectorised loops of the same arithmetic (adam_kernels.hpp).
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include <tbb/parallel_for.h>
 
@@ -72,24 +73,43 @@ const AdamKernels avx512_adam_kernels{"avx512", &avx512_adam::update_float, &avx
 #endif
 const AdamKernels scalar_adam_kernels{"scalar", &adam_scalar<float>, &adam_scalar<double>};
 
+// ApplyAdam's and _GroupedApplyAdam's update: var[k], m[k], v[k] (refs k, N + k, 2N + k) with
+// grad[k] (input 3N + 6 + k) for k < N, the scalars at 3N. One parallel pass over fixed blocks of
+// each variable, so a group gives the bits of its variables' ApplyAdam calls one by one.
 template <class T>
-void adam(KernelContext& c) {
-  Tensor& var = ops::ref_variable(c, 0, 9);
-  Tensor& m = ops::ref_variable(c, 1, 9);
-  Tensor& v = ops::ref_variable(c, 2, 9);
-  const ops::AdamCoefficients k(scalar(c, 5), scalar(c, 3), scalar(c, 4), scalar(c, 6), scalar(c, 7), scalar(c, 8),
-                                c.attr<bool>("use_nesterov"));
+void adam_group(KernelContext& c, int n) {
+  const int s = 3 * n;
+  const ops::AdamCoefficients k(scalar(c, s + 2), scalar(c, s), scalar(c, s + 1), scalar(c, s + 3), scalar(c, s + 4),
+                                scalar(c, s + 5), c.attr<bool>("use_nesterov"));
   const AdamConstants constants{k.lr_t, k.beta1, k.beta2, k.epsilon, k.nesterov};
   static const AdamKernels* const active = usable_adam_kernels().front();
   auto loop = &adam_scalar<T>;
   if constexpr (std::is_same_v<T, float>) loop = active->update_float;
   if constexpr (std::is_same_v<T, double>) loop = active->update_double;
-  const T* grad = c.input(9).data<T>();
-  T* w = var.data<T>();
-  T* pm = m.data<T>();
-  T* pv = v.data<T>();
-  blocks(var.num_elements(), [&](i64 b, i64 e) { loop(w + b, pm + b, pv + b, grad + b, e - b, constants); });
-  c.set_output(0, var);
+  ops::require_separate_updates(c, n);
+  struct Piece {
+    T *w, *m, *v;
+    const T* g;
+    i64 count;
+  };
+  std::vector<Piece> pieces;
+  Tensor* last = nullptr;
+  for (int j = 0; j < n; ++j) {
+    const int grad = s + 6 + j;
+    Tensor& var = ops::ref_variable(c, j, grad);
+    Tensor& m = ops::ref_variable(c, n + j, grad);
+    Tensor& v = ops::ref_variable(c, 2 * n + j, grad);
+    const i64 count = var.num_elements();
+    for (i64 b = 0; b < count; b += kBlock)
+      pieces.push_back({var.data<T>() + b, m.data<T>() + b, v.data<T>() + b, c.input(grad).data<T>() + b,
+                        std::min(kBlock, count - b)});
+    last = &var;
+  }
+  tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t i) {
+    const Piece& p = pieces[i];
+    loop(p.w, p.m, p.v, p.g, p.count, constants);
+  });
+  c.set_output(0, *last);
 }
 
 }  // namespace
@@ -108,7 +128,11 @@ void register_training_kernels(KernelRegistry& r) {
               []<class T>() -> KernelFn { return gradient_descent<T>; });
   add_kernels(r, "ApplyMomentum", kCpu, kBackend, kPriority, kSchemaDTypes,
               []<class T>() -> KernelFn { return momentum<T>; });
-  add_kernels(r, "ApplyAdam", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn { return adam<T>; });
+  add_kernels(r, "ApplyAdam", kCpu, kBackend, kPriority, kSchemaDTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { adam_group<T>(c, 1); }; });
+  add_kernels(r, "_GroupedApplyAdam", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) { adam_group<T>(c, static_cast<int>(c.attr<std::int64_t>("N"))); };
+  });
 }
 
 }  // namespace dagrad::cpu

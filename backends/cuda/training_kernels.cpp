@@ -1,6 +1,6 @@
-// CUDA kernels: ApplyGradientDescent, ApplyMomentum, ApplyAdam. They update the session's stored
-// variables in place on the device (kernels in training.cu) and output them; the scalar inputs
-// (learning rate, betas, ...) are read by the kernels on the device, never synchronised to the host.
+// CUDA kernels: ApplyGradientDescent, ApplyMomentum, ApplyAdam (and _GroupedApplyAdam). They update the session's
+// stored variables in place on the device (kernels in training.cu) and output them; the scalar inputs (learning rate,
+// betas, ...) are read by the kernels on the device, never synchronised to the host.
 #include "dagrad/backends/cuda/glue.hpp"
 #include "dagrad/backends/cuda/launch_ops.hpp"
 #include "dagrad/ops/training_ops.hpp"
@@ -17,6 +17,26 @@ Tensor& ref_input(KernelContext& c, int i, int grad_index) {
 }
 
 const void* scalar(const KernelContext& c, int i) { return c.input(i).raw_data(); }
+
+// ApplyAdam (n = 1) and _GroupedApplyAdam: one launch per update, on the stream in order (flat
+// inputs: var, m and v lists, the six scalars, the grad list).
+void adam(KernelContext& c, int n) {
+  Launch launch(c);
+  const int k = 3 * n;
+  AdamScalars s;
+  s.beta1_power = scalar(c, k), s.beta2_power = scalar(c, k + 1), s.lr = scalar(c, k + 2);
+  s.beta1 = scalar(c, k + 3), s.beta2 = scalar(c, k + 4), s.epsilon = scalar(c, k + 5);
+  ops::require_separate_updates(c, n);
+  for (int j = 0; j < n; ++j) {
+    const int g = k + 6 + j;
+    Tensor& var = ref_input(c, j, g);
+    Tensor& m = ref_input(c, n + j, g);
+    Tensor& v = ref_input(c, 2 * n + j, g);
+    launch_apply_adam(elem(var.dtype()), var.raw_data(), m.raw_data(), v.raw_data(), s, c.input(g).raw_data(),
+                      c.attr<bool>("use_nesterov"), var.num_elements(), launch.stream);
+    if (j == n - 1) c.set_output(0, var);
+  }
+}
 
 }  // namespace
 
@@ -40,19 +60,10 @@ void register_training_kernels(KernelRegistry& r) {
       c.set_output(0, var);
     };
   });
-  add_kernels(r, "ApplyAdam", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) {
-      Launch launch(c);
-      Tensor& var = ref_input(c, 0, 9);
-      Tensor& m = ref_input(c, 1, 9);
-      Tensor& v = ref_input(c, 2, 9);
-      AdamScalars s;
-      s.beta1_power = scalar(c, 3), s.beta2_power = scalar(c, 4), s.lr = scalar(c, 5);
-      s.beta1 = scalar(c, 6), s.beta2 = scalar(c, 7), s.epsilon = scalar(c, 8);
-      launch_apply_adam(elem(var.dtype()), var.raw_data(), m.raw_data(), v.raw_data(), s, c.input(9).raw_data(),
-                        c.attr<bool>("use_nesterov"), var.num_elements(), launch.stream);
-      c.set_output(0, var);
-    };
+  add_kernels(r, "ApplyAdam", kCuda, kBackend, kPriority, kSchemaDTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { adam(c, 1); }; });
+  add_kernels(r, "_GroupedApplyAdam", kCuda, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) { adam(c, static_cast<int>(c.attr<std::int64_t>("N"))); };
   });
 }
 

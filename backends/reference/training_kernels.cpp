@@ -1,4 +1,4 @@
-// Reference kernels: ApplyGradientDescent, ApplyMomentum, ApplyAdam (element updates in
+// Reference kernels: ApplyGradientDescent, ApplyMomentum, ApplyAdam, _GroupedApplyAdam (element updates in
 // ops/training_updates.hpp). They update the session's stored variables in place (every reader of
 // the variable shares that buffer) and output them.
 #include "dagrad/backends/reference/register.hpp"
@@ -11,6 +11,28 @@ namespace {
 constexpr auto kCpu = Device::Kind::CPU;
 
 double scalar(KernelContext& c, int i) { return c.input(i).value_as_double(0); }
+
+// ApplyAdam (n = 1) and _GroupedApplyAdam: the n updates one after the other (flat inputs: var,
+// m and v lists, the six scalars, the grad list).
+template <class T>
+void adam(KernelContext& c, int n) {
+  const int s = 3 * n;
+  const ops::AdamCoefficients k(scalar(c, s + 2), scalar(c, s), scalar(c, s + 1), scalar(c, s + 3), scalar(c, s + 4),
+                                scalar(c, s + 5), c.attr<bool>("use_nesterov"));
+  ops::require_separate_updates(c, n);
+  for (int j = 0; j < n; ++j) {
+    const int g = s + 6 + j;
+    Tensor& var = ops::ref_variable(c, j, g);
+    Tensor& m = ops::ref_variable(c, n + j, g);
+    Tensor& v = ops::ref_variable(c, 2 * n + j, g);
+    const T* grad = c.input(g).data<T>();
+    T* w = var.data<T>();
+    T* pm = m.data<T>();
+    T* pv = v.data<T>();
+    for (std::int64_t i = 0; i < var.num_elements(); ++i) ops::adam_update(w[i], pm[i], pv[i], widen<T>(grad[i]), k);
+    if (j == n - 1) c.set_output(0, var);
+  }
+}
 
 }  // namespace
 
@@ -40,20 +62,10 @@ void register_training_kernels(KernelRegistry& r) {
       c.set_output(0, var);
     };
   });
-  add_kernels(r, "ApplyAdam", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
-    return [](KernelContext& c) {
-      Tensor& var = ops::ref_variable(c, 0, 9);
-      Tensor& m = ops::ref_variable(c, 1, 9);
-      Tensor& v = ops::ref_variable(c, 2, 9);
-      const ops::AdamCoefficients k(scalar(c, 5), scalar(c, 3), scalar(c, 4), scalar(c, 6), scalar(c, 7), scalar(c, 8),
-                                    c.attr<bool>("use_nesterov"));
-      const T* grad = c.input(9).data<T>();
-      T* w = var.data<T>();
-      T* pm = m.data<T>();
-      T* pv = v.data<T>();
-      for (std::int64_t i = 0; i < var.num_elements(); ++i) ops::adam_update(w[i], pm[i], pv[i], widen<T>(grad[i]), k);
-      c.set_output(0, var);
-    };
+  add_kernels(r, "ApplyAdam", kCpu, kBackend, kPriority, kSchemaDTypes,
+              []<class T>() -> KernelFn { return [](KernelContext& c) { adam<T>(c, 1); }; });
+  add_kernels(r, "_GroupedApplyAdam", kCpu, kBackend, kPriority, kSchemaDTypes, []<class T>() -> KernelFn {
+    return [](KernelContext& c) { adam<T>(c, static_cast<int>(c.attr<std::int64_t>("N"))); };
   });
 }
 

@@ -55,6 +55,22 @@ void register_training_cases(OpRegistry& r) {
         },
         {"use_locking", "use_nesterov"});
   });
+  // Three updates: the case's shape, a scalar variable, and one of more elements than a block.
+  r.set_cases("_GroupedApplyAdam", [] {
+    std::vector<OpCase> cases = with_flags(
+        [](Shape s) {
+          const Shape shapes[] = {s, Shape{}, Shape{3, 7000}};
+          std::vector<CaseInput> in;
+          for (const double v_low : {-1.0, -1.0, 0.01})  // var, m, then v (positive) for each update
+            for (const Shape& shape : shapes) in.push_back(uniform(shape, v_low, 1));
+          for (const double value : {0.81, 0.998, 0.01, 0.9, 0.999, 1e-3}) in.push_back(scalar(value));
+          for (const Shape& shape : shapes) in.push_back(uniform(shape));
+          return in;
+        },
+        {"use_locking", "use_nesterov"});
+    for (OpCase& c : cases) c.attrs["N"] = std::int64_t{3};
+    return cases;
+  });
 }
 
 }  // namespace dagrad::ops::cases
