@@ -1,7 +1,7 @@
 // Sessions run minimize's ApplyAdam updates as one _GroupedApplyAdam node (ops/fusions.cpp): the
 // same variables, slots and powers bit for bit as the nodes one by one, step after step; an update
-// whose output is fetched, or one separated from the others by a node the plan runs between
-// them, stays apart; and the grouped kernels refuse a variable updated twice.
+// whose output is fetched ends a group; the grouped kernels refuse a variable updated twice; and a
+// session refuses any rewrite that would move a node past one that runs between them.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <dagrad/autodiff/optimizers.hpp>
+#include <dagrad/core/rewrite.hpp>
 #include <dagrad/dagrad.hpp>
 #include <dagrad/ops/layers.hpp>
 
@@ -141,4 +142,66 @@ TEST_CASE("_GroupedApplyAdam refuses a variable updated by two of its updates", 
     CHECK_THROWS_WITH(session.run({}, {g.output(grouped.id)}),
                       Catch::Contains("_GroupedApplyAdam: variable 'w' is updated by both update 0 and 1"));
   }
+}
+
+namespace {
+
+// A rewrite that moves the ApplyAdam named "test_first" to the one named "test_last" whatever runs
+// between them (the session must refuse it where a node of the plan does).
+void register_reckless_rewrite() {
+  static const bool registered = [] {
+    rewrite_registry().add("test_move_across", [](const Node& last, const PlanView& plan) -> std::optional<Fusion> {
+      if (last.name != "test_last" || last.op() != "ApplyAdam") return std::nullopt;
+      const Node* first = plan.graph().find("test_first");
+      if (first == nullptr || first->op() != "ApplyAdam") return std::nullopt;
+      Fusion fusion{"_GroupedApplyAdam", {}, last.attrs, {}, {first->id}};
+      fusion.attrs["N"] = std::int64_t{2};
+      for (std::size_t slot : {0u, 1u, 2u})
+        fusion.inputs.insert(fusion.inputs.end(), {first->inputs[slot], last.inputs[slot]});
+      fusion.inputs.insert(fusion.inputs.end(), last.inputs.begin() + 3, last.inputs.begin() + 9);
+      fusion.inputs.insert(fusion.inputs.end(), {first->inputs[9], last.inputs[9]});
+      return fusion;
+    });
+    return true;
+  }();
+  (void)registered;
+}
+
+}  // namespace
+
+TEST_CASE("a rewrite may not move a node past one that runs between them", "[session][fusion]") {
+  register_reckless_rewrite();
+  Graph g;
+  layers::VariableSet vars(1);
+  std::vector<Output> v;
+  for (const char* name : {"w1", "m1", "v1", "w2", "m2", "v2"})
+    v.push_back(vars.create(g, name, Tensor::full(DType::Float32, Shape{3}, 0.5)));
+  const Node& init = vars.initializer(g);
+  std::vector<Output> scalars;
+  for (double value : {0.9, 0.999, 0.01, 0.9, 0.999, 1e-7}) scalars.push_back(ops::scalar(g, value, DType::Float32));
+  const Output grad = ops::constant(g, Tensor::full(DType::Float32, Shape{3}, 0.25));
+  const auto adam = [&](int k, const char* name, std::vector<int> deps) -> const Node& {
+    std::vector<Output> in{v[static_cast<std::size_t>(3 * k)], v[static_cast<std::size_t>(3 * k + 1)],
+                           v[static_cast<std::size_t>(3 * k + 2)]};
+    in.insert(in.end(), scalars.begin(), scalars.end());
+    in.push_back(grad);
+    return g.add_node("ApplyAdam", in, {}, name, std::move(deps));
+  };
+  const Node& first = adam(0, "test_first", {});
+  // Runs after the first update (node order) and reads w1: moving the update past it would change
+  // what it reads.
+  const Node& read = g.add_node("Identity", {v[0]}, {}, "read");
+  const Node& last = adam(1, "test_last", {read.id});
+  const Node& step = ops::group(g, {&first, &last}, "step");
+  Session fused(g, {.profile = true});
+  Session apart(g, {.rewrite = false});
+  fused.run({}, {}, {&init});
+  apart.run({}, {}, {&init});
+  RunStats stats;
+  const Tensor seen = fused.run({}, {g.output(read.id)}, {&step}, &stats)[0];
+  std::vector<std::string> ops;
+  for (const auto& node : stats.profile.nodes) ops.push_back(node.op);
+  CHECK(count(ops, "ApplyAdam") == 2);
+  CHECK(count(ops, "_GroupedApplyAdam") == 0);
+  CHECK(same_bits(seen, apart.run({}, {g.output(read.id)}, {&step})[0]));
 }
