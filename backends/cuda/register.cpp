@@ -15,6 +15,7 @@ void register_backend(KernelRegistry& r) {
   register_compare_kernels(r);
   register_training_kernels(r);
   register_shape_kernels(r);
+  register_collective_kernels(r);
 }
 
 }  // namespace dagrad::cuda

@@ -24,11 +24,12 @@ void register_array_kernels(KernelRegistry& registry);
 void register_math_kernels(KernelRegistry& registry);
 void register_state_kernels(KernelRegistry& registry);
 void register_conv2d_kernels(KernelRegistry& registry);
-void register_nn_kernels(KernelRegistry& registry);        // nn_kernels.cpp
-void register_pooling_kernels(KernelRegistry& registry);   // pooling_kernels.cpp
-void register_matrix_kernels(KernelRegistry& registry);    // matrix_kernels.cpp (MatMul on cuBLAS, Transpose)
-void register_compare_kernels(KernelRegistry& registry);   // compare_kernels.cpp
-void register_training_kernels(KernelRegistry& registry);  // training_kernels.cpp
-void register_shape_kernels(KernelRegistry& registry);     // shape_kernels.cpp
+void register_nn_kernels(KernelRegistry& registry);          // nn_kernels.cpp
+void register_pooling_kernels(KernelRegistry& registry);     // pooling_kernels.cpp
+void register_matrix_kernels(KernelRegistry& registry);      // matrix_kernels.cpp (MatMul on cuBLAS, Transpose)
+void register_compare_kernels(KernelRegistry& registry);     // compare_kernels.cpp
+void register_training_kernels(KernelRegistry& registry);    // training_kernels.cpp
+void register_shape_kernels(KernelRegistry& registry);       // shape_kernels.cpp
+void register_collective_kernels(KernelRegistry& registry);  // collective_kernels.cpp
 
 }  // namespace dagrad::cuda
