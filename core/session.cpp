@@ -10,6 +10,7 @@
 #include "dagrad/core/deferred_work.hpp"
 #include "dagrad/core/execute.hpp"
 #include "dagrad/core/rewrite.hpp"
+#include "dagrad/core/run_order.hpp"
 #include "dagrad/core/threading.hpp"
 
 namespace dagrad {
@@ -35,38 +36,6 @@ std::string kernel_choice_line(const Node& n, const KernelDef& kernel, Device de
               dtype == DType::Invalid ? std::string_view("no dtype") : dtype_name(dtype), "): kernel ", kernel.backend);
   if (!path.empty()) line += str_cat(", path ", path);
   return line;
-}
-
-// The order in which a plan runs its nodes. Node ids are already a topological order (a node's
-// inputs exist before it is added); a node whose op starts early (OpDef::start_early) moves up to
-// just after the last node it depends on (inputs and control inputs), after any earlier such node,
-// so that every process of a job starts its collectives in the same order.
-std::vector<int> run_order(const Graph& g, const std::vector<char>& needed, const Rewritten& rewritten,
-                           const FeedMap& feeds) {
-  std::vector<int> order;
-  const auto index_after = [&](int id) -> std::size_t {  // 0 for a node not planned (fed)
-    const auto moved = rewritten.moved_to.find(id);      // a moved node runs as its fused node
-    if (moved != rewritten.moved_to.end()) id = moved->second;
-    const auto it = std::find(order.begin(), order.end(), id);
-    return it == order.end() ? 0 : static_cast<std::size_t>(it - order.begin()) + 1;
-  };
-  int last_early = -1;
-  for (int id = 0; id < g.num_nodes(); ++id) {
-    if (!needed[static_cast<std::size_t>(id)] || rewritten.absorbed[static_cast<std::size_t>(id)]) continue;
-    const auto replacement = rewritten.fused.find(id);
-    const Node& n = replacement != rewritten.fused.end() ? replacement->second : g.node(id);
-    if (!n.def->start_early) {
-      order.push_back(id);
-      continue;
-    }
-    std::size_t at = last_early < 0 ? 0 : index_after(last_early);
-    for (const auto& in : n.inputs)
-      if (!feeds.count(in)) at = std::max(at, index_after(in.node));
-    for (int c : n.control_inputs) at = std::max(at, index_after(c));
-    order.insert(order.begin() + static_cast<std::ptrdiff_t>(at), id);
-    last_early = id;
-  }
-  return order;
 }
 
 }  // namespace

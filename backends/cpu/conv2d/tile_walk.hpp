@@ -18,8 +18,9 @@ void equal_tiles(std::int64_t items, std::int64_t max_count, const Tile& tile) {
   }
 }
 
-// Asks for `bytes` from p on to be brought into L2, one request per 64-byte line: for rows that a
-// kernel reads once, straight from memory (1x1 filters), a tile ahead of the kernel.
+// Asks for `bytes` from p on to be brought into L2, one request per 64-byte line, a tile ahead of
+// the kernel: for rows that it reads once, straight from memory (1x1 filters), and for the output
+// rows its stores would otherwise miss on.
 inline void prefetch_to_l2(const void* p, std::int64_t bytes) {
   const char* c = static_cast<const char*>(p);
   for (std::int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(c + b, 0, 2);
