@@ -38,6 +38,19 @@ void set_var_output(ShapeContext& c, int grad_index, int var_index = 0) {
 
 constexpr const char* kAdamScalars[] = {"beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon"};
 
+// ApplyAdam's schema less its shape function and doc; `grouped` (_GroupedApplyAdam): var, m, v
+// and grad as lists of N.
+OpDefBuilder adam_schema(std::string name, bool grouped) {
+  OpDefBuilder b(std::move(name));
+  for (const char* slot : {"var", "m", "v"}) grouped ? b.input_list_ref(slot, "T", "N") : b.input_ref(slot, "T");
+  for (const char* scalar : kAdamScalars) b.input(scalar, "T");
+  grouped ? b.input_list("grad", "T", "N") : b.input("grad", "T");
+  b.output("out", "T").attr_type("T", kFloats);
+  if (grouped) b.attr_int("N", std::nullopt, 1);
+  b.attr_bool("use_locking", false).attr_bool("use_nesterov", false).stateful();
+  return b;
+}
+
 }  // namespace
 
 Tensor& ref_variable(KernelContext& c, int i, int like_input) {
@@ -102,21 +115,7 @@ void register_training_ops(OpRegistry& r) {
             .doc("accum = accum * momentum + grad; var -= lr * accum (Nesterov: var -= lr * (grad + momentum * "
                  "accum)), in place.")
             .build());
-  r.add(OpDefBuilder("ApplyAdam")
-            .input_ref("var", "T")
-            .input_ref("m", "T")
-            .input_ref("v", "T")
-            .input("beta1_power", "T")
-            .input("beta2_power", "T")
-            .input("lr", "T")
-            .input("beta1", "T")
-            .input("beta2", "T")
-            .input("epsilon", "T")
-            .input("grad", "T")
-            .output("out", "T")
-            .attr_type("T", kFloats)
-            .attr_bool("use_locking", false)
-            .attr_bool("use_nesterov", false)
+  r.add(adam_schema("ApplyAdam", false)
             .shape_fn([](ShapeContext& c) {
               require_like_var(c, 1, "m");
               require_like_var(c, 2, "v");
@@ -124,26 +123,10 @@ void register_training_ops(OpRegistry& r) {
               require_like_var(c, 9, "grad");
               set_var_output(c, 9);
             })
-            .stateful()
             .doc("The Adam update of var, m and v in place (beta1_power and beta2_power are beta^t).")
             .build());
   // Flat inputs: var[0, N), m[N, 2N), v[2N, 3N), the six scalars, grad[3N + 6, 4N + 6).
-  r.add(OpDefBuilder("_GroupedApplyAdam")
-            .input_list_ref("var", "T", "N")
-            .input_list_ref("m", "T", "N")
-            .input_list_ref("v", "T", "N")
-            .input("beta1_power", "T")
-            .input("beta2_power", "T")
-            .input("lr", "T")
-            .input("beta1", "T")
-            .input("beta2", "T")
-            .input("epsilon", "T")
-            .input_list("grad", "T", "N")
-            .output("out", "T")
-            .attr_type("T", kFloats)
-            .attr_int("N", std::nullopt, 1)
-            .attr_bool("use_locking", false)
-            .attr_bool("use_nesterov", false)
+  r.add(adam_schema("_GroupedApplyAdam", true)
             .shape_fn([](ShapeContext& c) {
               const int n = static_cast<int>(c.attr<std::int64_t>("N"));
               for (int k = 0; k < n; ++k) {
@@ -154,7 +137,6 @@ void register_training_ops(OpRegistry& r) {
               for (int i = 0; i < 6; ++i) require_scalar(c, 3 * n + i, kAdamScalars[i]);
               set_var_output(c, 4 * n + 5, n - 1);
             })
-            .stateful()
             .doc("ApplyAdam on each of N variables (var[k], m[k], v[k], grad[k]) with the same scalars, in "
                  "one pass, with the bits of the N ApplyAdam nodes it stands for; out is the last var. Sessions "
                  "put it in the place of runs of such nodes.")

@@ -24,10 +24,14 @@ namespace {
 using namespace dagrad;
 using i64 = std::int64_t;
 
-struct Call {
+// One call's geometry and values, in float32 or (CallOf<bfloat16>) rounded to bfloat16.
+template <class T>
+struct CallOf {
   ops::Conv2DGeometry g;
-  std::vector<float> x, f, bias;
+  std::vector<T> x, f, bias;
 };
+using Call = CallOf<float>;
+using Bf16Call = CallOf<bfloat16>;
 
 Call make_call(i64 n, i64 h, i64 w, i64 c, i64 k, i64 taps, std::mt19937& rng) {
   ops::Conv2DOptions options{.strides = {1, 1, 1, 1}, .padding = "SAME"};
@@ -45,21 +49,28 @@ Call make_call(i64 n, i64 h, i64 w, i64 c, i64 k, i64 taps, std::mt19937& rng) {
   return call;
 }
 
+Bf16Call to_bfloat16(const Call& call) {
+  const auto round = [](const std::vector<float>& v) { return std::vector<bfloat16>(v.begin(), v.end()); };
+  return {call.g, round(call.x), round(call.f), round(call.bias)};
+}
+
 // Conv2D on `path`, then BiasAdd and Relu as their own passes.
-std::vector<float> unfused(const Call& call, std::string_view path, bool relu) {
+template <class T>
+std::vector<T> unfused(const CallOf<T>& call, std::string_view path, bool relu) {
   const ops::Conv2DGeometry& g = call.g;
-  std::vector<float> y(static_cast<std::size_t>(g.batch * g.out_rows * g.out_cols * g.out_depth));
-  cpu::conv2d_forward<float>(g, call.x.data(), call.f.data(), y.data(), path);
+  std::vector<T> y(static_cast<std::size_t>(g.batch * g.out_rows * g.out_cols * g.out_depth));
+  cpu::conv2d_forward<T>(g, call.x.data(), call.f.data(), y.data(), path);
   cpu::bias_add_relu(y.data(), call.bias.data(), y.data(), {g.batch * g.out_rows * g.out_cols, g.out_depth, 1},
                      static_cast<i64>(y.size()), relu);
   return y;
 }
 
-std::vector<float> fused(const Call& call, std::string_view path, bool relu, std::string_view* ran = nullptr) {
+template <class T>
+std::vector<T> fused(const CallOf<T>& call, std::string_view path, bool relu, std::string_view* ran = nullptr) {
   const ops::Conv2DGeometry& g = call.g;
-  std::vector<float> y(static_cast<std::size_t>(g.batch * g.out_rows * g.out_cols * g.out_depth));
+  std::vector<T> y(static_cast<std::size_t>(g.batch * g.out_rows * g.out_cols * g.out_depth));
   const std::string_view name =
-      cpu::conv2d_forward_fused<float>(g, call.x.data(), call.f.data(), call.bias.data(), relu, y.data(), path);
+      cpu::conv2d_forward_fused<T>(g, call.x.data(), call.f.data(), call.bias.data(), relu, y.data(), path);
   if (ran) *ran = name;
   return y;
 }
@@ -67,32 +78,6 @@ std::vector<float> fused(const Call& call, std::string_view path, bool relu, std
 template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
-
-// The call's values rounded to bfloat16, and the bfloat16 forms of unfused() and fused().
-struct Bf16Call {
-  ops::Conv2DGeometry g;
-  std::vector<bfloat16> x, f, bias;
-};
-Bf16Call to_bfloat16(const Call& call) {
-  const auto round = [](const std::vector<float>& v) { return std::vector<bfloat16>(v.begin(), v.end()); };
-  return {call.g, round(call.x), round(call.f), round(call.bias)};
-}
-std::vector<bfloat16> unfused(const Bf16Call& call, std::string_view path, bool relu) {
-  const ops::Conv2DGeometry& g = call.g;
-  std::vector<bfloat16> y(static_cast<std::size_t>(g.batch * g.out_rows * g.out_cols * g.out_depth));
-  cpu::conv2d_forward<bfloat16>(g, call.x.data(), call.f.data(), y.data(), path);
-  cpu::bias_add_relu(y.data(), call.bias.data(), y.data(), {g.batch * g.out_rows * g.out_cols, g.out_depth, 1},
-                     static_cast<i64>(y.size()), relu);
-  return y;
-}
-std::vector<bfloat16> fused(const Bf16Call& call, std::string_view path, bool relu, std::string_view* ran = nullptr) {
-  const ops::Conv2DGeometry& g = call.g;
-  std::vector<bfloat16> y(static_cast<std::size_t>(g.batch * g.out_rows * g.out_cols * g.out_depth));
-  const std::string_view name =
-      cpu::conv2d_forward_fused<bfloat16>(g, call.x.data(), call.f.data(), call.bias.data(), relu, y.data(), path);
-  if (ran) *ran = name;
-  return y;
 }
 
 }  // namespace
