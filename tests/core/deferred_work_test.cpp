@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <dagrad/dagrad.hpp>
+#include <dagrad/ops/layers.hpp>
 
 #include "support/error_of.hpp"
 
@@ -193,4 +194,34 @@ TEST_CASE("a profile counts deferred work's waits in its node's time, not as cal
   const auto it = std::find_if(ops.begin(), ops.end(), [](const auto& t) { return t.op == "DagradTestLater"; });
   REQUIRE(it != ops.end());
   CHECK(it->calls == 1);
+}
+
+TEST_CASE("an early node that waits on an update a rewrite moved runs after the fused node", "[session][deferred]") {
+  register_later_op();
+  Graph g;
+  layers::VariableSet vars(1);
+  std::vector<Output> v;
+  for (const char* name : {"w1", "m1", "v1", "w2", "m2", "v2"})
+    v.push_back(vars.create(g, name, Tensor::full(DType::Float32, Shape{3}, 0.5)));
+  const Node& init = vars.initializer(g);
+  std::vector<Output> in;
+  for (double value : {0.9, 0.999, 0.01, 0.9, 0.999, 1e-7}) in.push_back(ops::scalar(g, value, DType::Float32));
+  const Output grad = ops::constant(g, values());
+  const auto adam = [&](std::size_t k, const char* name) -> const Node& {
+    std::vector<Output> inputs{v[3 * k], v[3 * k + 1], v[3 * k + 2]};
+    inputs.insert(inputs.end(), in.begin(), in.end());
+    inputs.push_back(grad);
+    return g.add_node("ApplyAdam", inputs, {}, name);
+  };
+  const Node& u1 = adam(0, "u1");
+  const Node& u2 = adam(1, "u2");  // the two run as one _GroupedApplyAdam in u2's place
+  const Node& early = g.add_node("DagradTestLater", {grad}, {}, "later", {u1.id});
+  const Node& step = ops::group(g, {&u1, &u2}, "step");
+  Session s(g);
+  s.run({}, {}, {&init});
+  const std::vector<std::string> order = names(g, s.plan_info({}, {g.output(early.id)}, {&step}));
+  const auto at = [&](const char* name) { return std::find(order.begin(), order.end(), name) - order.begin(); };
+  CHECK(at("u1") == static_cast<long>(order.size()));  // moved: does not run in its own place
+  CHECK(at("later") == at("u2") + 1);                  // waits for u1's update, done by the fused node
+  s.run({}, {g.output(early.id)}, {&step});
 }
