@@ -71,30 +71,35 @@ Out value_as(T v) {
   }
 }
 
-// Copies the window rows of output row (n, oh) into `out`, zeros where they fall in the padding;
-// from NHWC or NCHW x (the strip is channel-innermost either way).
+// Copies input row ih of image n, zero-padded to the strip's width, into `out` (zeros where the
+// row falls in the padding); from NHWC or NCHW x (the row is channel-innermost either way).
 template <class T, class Out>
-void fill_strip(const ops::Conv2DGeometry& g, const Strips& st, const T* x, std::int64_t n, std::int64_t oh, Out* out) {
+void fill_padded_row(const ops::Conv2DGeometry& g, const Strips& st, const T* x, std::int64_t n, std::int64_t ih,
+                     Out* out) {
   const std::int64_t C = g.in_depth, H = g.in_rows, W = g.in_cols;
   const std::int64_t first = std::min(g.pad_left, st.width);                             // padded columns on the left
   const std::int64_t copied = std::max<std::int64_t>(0, std::min(W, st.width - first));  // real input columns
-  for (std::int64_t kh = 0; kh < g.filter_rows; ++kh, out += st.row_floats) {
-    const std::int64_t ih = oh * g.stride_rows - g.pad_top + kh * g.dilation_rows;
-    if (ih < 0 || ih >= H) {
-      std::fill_n(out, st.row_floats, Out{});
-      continue;
-    }
-    std::fill_n(out, first * C, Out{});
-    if (g.data_format == ops::DataFormat::NHWC) {
-      copy_values(x + ((n * H + ih) * W) * C, copied * C, out + first * C);
-    } else {
-      for (std::int64_t c = 0; c < C; ++c) {
-        const T* plane_row = x + ((n * C + c) * H + ih) * W;
-        for (std::int64_t iw = 0; iw < copied; ++iw) out[(first + iw) * C + c] = value_as<Out>(plane_row[iw]);
-      }
-    }
-    std::fill(out + (first + copied) * C, out + st.row_floats, Out{});
+  if (ih < 0 || ih >= H) {
+    std::fill_n(out, st.row_floats, Out{});
+    return;
   }
+  std::fill_n(out, first * C, Out{});
+  if (g.data_format == ops::DataFormat::NHWC) {
+    copy_values(x + ((n * H + ih) * W) * C, copied * C, out + first * C);
+  } else {
+    for (std::int64_t c = 0; c < C; ++c) {
+      const T* plane_row = x + ((n * C + c) * H + ih) * W;
+      for (std::int64_t iw = 0; iw < copied; ++iw) out[(first + iw) * C + c] = value_as<Out>(plane_row[iw]);
+    }
+  }
+  std::fill(out + (first + copied) * C, out + st.row_floats, Out{});
+}
+
+// Copies the window rows of output row (n, oh) into `out`.
+template <class T, class Out>
+void fill_strip(const ops::Conv2DGeometry& g, const Strips& st, const T* x, std::int64_t n, std::int64_t oh, Out* out) {
+  for (std::int64_t kh = 0; kh < g.filter_rows; ++kh, out += st.row_floats)
+    fill_padded_row(g, st, x, n, oh * g.stride_rows - g.pad_top + kh * g.dilation_rows, out);
 }
 
 // dy of output rows [q, q + nq) (all images in turn) as NHWC rows, pixel-major with K values
