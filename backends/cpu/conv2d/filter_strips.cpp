@@ -2,11 +2,13 @@
 // register tiles tall: first layers with C = 1 or 3): df[r][k] = sum_p x_r[p] * dy[p][k].
 //
 // Each output row's window rows are copied, zero-padded, into a strip of filter_rows input rows
-// of padded width; on a strip every tap of every pixel is at a fixed offset from the pixel's
+// of padded width (float32 blocks whose windows overlap share one slice of input rows per image:
+// FloatBlock); on a strip every tap of every pixel is at a fixed offset from the pixel's
 // origin, so a grid micro-kernel walks a whole block of output rows with no per-pixel
 // bookkeeping, and its tiles hold up to 12 (tap, channel) rows. Copying costs KH * C values per
-// pixel against 2 * KH * KW * C * K flops. NCHW x is read straight into the (channel-innermost)
-// strips and each block's dy rows are transposed in cache, so NCHW needs no slab transposes here.
+// pixel (stride_rows * C on slices) against 2 * KH * KW * C * K flops. NCHW x is read straight
+// into the (channel-innermost) strips and each block's dy rows are transposed in cache, so NCHW
+// needs no slab transposes here.
 // Two forms of a block share the walk:
 //   float32 (FloatBlock): half and bfloat16 are widened while strips and dy blocks are copied (no
 //     whole-tensor copies), bitwise the float32 path on the widened tensors, rounded once;
