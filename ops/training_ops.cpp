@@ -64,13 +64,19 @@ Tensor& ref_variable(KernelContext& c, int i, int like_input) {
   return value;
 }
 
-void require_separate_updates(const KernelContext& c, int n) {
+AdamCoefficients adam_coefficients(KernelContext& c, const AdamLayout& in) {
+  const auto scalar = [&](int i) { return c.input(in.scalar(i)).value_as_double(0); };
+  return {scalar(2), scalar(0), scalar(1), scalar(3), scalar(4), scalar(5), c.attr<bool>("use_nesterov")};
+}
+
+void require_separate_updates(const KernelContext& c, const AdamLayout& in) {
   if (c.variables == nullptr) return;  // ref_variable reports it
   const auto name = [&](int update, int slot) -> const std::string& {
-    return c.variable_names.at(static_cast<std::size_t>(slot * n + update));
+    const int ref = slot == 0 ? in.var(update) : slot == 1 ? in.m(update) : in.v(update);
+    return c.variable_names.at(static_cast<std::size_t>(ref));
   };
-  for (int a = 0; a < n; ++a)
-    for (int b = a + 1; b < n; ++b)
+  for (int a = 0; a < in.n; ++a)
+    for (int b = a + 1; b < in.n; ++b)
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 3; ++j)
           if (name(a, i) == name(b, j))
@@ -117,25 +123,25 @@ void register_training_ops(OpRegistry& r) {
             .build());
   r.add(adam_schema("ApplyAdam", false)
             .shape_fn([](ShapeContext& c) {
-              require_like_var(c, 1, "m");
-              require_like_var(c, 2, "v");
-              for (int i = 0; i < 6; ++i) require_scalar(c, 3 + i, kAdamScalars[i]);
-              require_like_var(c, 9, "grad");
-              set_var_output(c, 9);
+              const AdamLayout in{1};
+              require_like_var(c, in.m(0), "m");
+              require_like_var(c, in.v(0), "v");
+              for (int i = 0; i < 6; ++i) require_scalar(c, in.scalar(i), kAdamScalars[i]);
+              require_like_var(c, in.grad(0), "grad");
+              set_var_output(c, in.grad(0));
             })
             .doc("The Adam update of var, m and v in place (beta1_power and beta2_power are beta^t).")
             .build());
-  // Flat inputs: var[0, N), m[N, 2N), v[2N, 3N), the six scalars, grad[3N + 6, 4N + 6).
   r.add(adam_schema("_GroupedApplyAdam", true)
             .shape_fn([](ShapeContext& c) {
-              const int n = static_cast<int>(c.attr<std::int64_t>("N"));
-              for (int k = 0; k < n; ++k) {
-                require_like_var(c, n + k, "m", k);
-                require_like_var(c, 2 * n + k, "v", k);
-                require_like_var(c, 3 * n + 6 + k, "grad", k);
+              const AdamLayout in{static_cast<int>(c.attr<std::int64_t>("N"))};
+              for (int k = 0; k < in.n; ++k) {
+                require_like_var(c, in.m(k), "m", in.var(k));
+                require_like_var(c, in.v(k), "v", in.var(k));
+                require_like_var(c, in.grad(k), "grad", in.var(k));
               }
-              for (int i = 0; i < 6; ++i) require_scalar(c, 3 * n + i, kAdamScalars[i]);
-              set_var_output(c, 4 * n + 5, n - 1);
+              for (int i = 0; i < 6; ++i) require_scalar(c, in.scalar(i), kAdamScalars[i]);
+              set_var_output(c, in.grad(in.n - 1), in.var(in.n - 1));
             })
             .doc("ApplyAdam on each of N variables (var[k], m[k], v[k], grad[k]) with the same scalars, in "
                  "one pass, with the bits of the N ApplyAdam nodes it stands for; out is the last var. Sessions "

@@ -6,6 +6,7 @@
 
 #include "dagrad/core/graph.hpp"
 #include "dagrad/core/kernel_registry.hpp"
+#include "dagrad/ops/training_updates.hpp"
 
 namespace dagrad::ops {
 
@@ -27,8 +28,21 @@ Output apply_adam(Graph& g, const AdamInputs& in, bool use_nesterov = false, std
 // shape of input like_input (the gradient), with TF's messages.
 Tensor& ref_variable(KernelContext& c, int i, int like_input);
 
-// _GroupedApplyAdam's kernels: each variable belongs to one of the n updates (var[k], m[k], v[k]
-// are refs k, n + k, 2n + k), since the updates run at once; InvalidArgument naming it otherwise.
-void require_separate_updates(const KernelContext& c, int n);
+// The flat inputs of ApplyAdam (n = 1) and _GroupedApplyAdam (n updates), for every backend's
+// kernels: the var, m and v lists, the six scalars, the grad list.
+struct AdamLayout {
+  int n;
+  int var(int j) const { return j; }
+  int m(int j) const { return n + j; }
+  int v(int j) const { return 2 * n + j; }
+  int scalar(int i) const { return 3 * n + i; }  // beta1_power, beta2_power, lr, beta1, beta2, epsilon
+  int grad(int j) const { return 3 * n + 6 + j; }
+};
+// The update's coefficients from the call's scalars (read on the host).
+AdamCoefficients adam_coefficients(KernelContext& c, const AdamLayout& in);
+
+// _GroupedApplyAdam's kernels: each variable belongs to one of the updates, since they run at
+// once; InvalidArgument naming it otherwise.
+void require_separate_updates(const KernelContext& c, const AdamLayout& in);
 
 }  // namespace dagrad::ops

@@ -73,20 +73,18 @@ const AdamKernels avx512_adam_kernels{"avx512", &avx512_adam::update_float, &avx
 #endif
 const AdamKernels scalar_adam_kernels{"scalar", &adam_scalar<float>, &adam_scalar<double>};
 
-// ApplyAdam's and _GroupedApplyAdam's update: var[k], m[k], v[k] (refs k, N + k, 2N + k) with
-// grad[k] (input 3N + 6 + k) for k < N, the scalars at 3N. One parallel pass over fixed blocks of
-// each variable, so a group gives the bits of its variables' ApplyAdam calls one by one.
+// ApplyAdam's and _GroupedApplyAdam's update (ops::AdamLayout): one parallel pass over fixed
+// blocks of each variable, so a group gives the bits of its variables' ApplyAdam calls one by one.
 template <class T>
 void adam_group(KernelContext& c, int n) {
-  const int s = 3 * n;
-  const ops::AdamCoefficients k(scalar(c, s + 2), scalar(c, s), scalar(c, s + 1), scalar(c, s + 3), scalar(c, s + 4),
-                                scalar(c, s + 5), c.attr<bool>("use_nesterov"));
+  const ops::AdamLayout in{n};
+  const ops::AdamCoefficients k = ops::adam_coefficients(c, in);
   const AdamConstants constants{k.lr_t, k.beta1, k.beta2, k.epsilon, k.nesterov};
   static const AdamKernels* const active = usable_adam_kernels().front();
   auto loop = &adam_scalar<T>;
   if constexpr (std::is_same_v<T, float>) loop = active->update_float;
   if constexpr (std::is_same_v<T, double>) loop = active->update_double;
-  ops::require_separate_updates(c, n);
+  ops::require_separate_updates(c, in);
   struct Piece {
     T *w, *m, *v;
     const T* g;
@@ -95,10 +93,10 @@ void adam_group(KernelContext& c, int n) {
   std::vector<Piece> pieces;
   Tensor* last = nullptr;
   for (int j = 0; j < n; ++j) {
-    const int grad = s + 6 + j;
-    Tensor& var = ops::ref_variable(c, j, grad);
-    Tensor& m = ops::ref_variable(c, n + j, grad);
-    Tensor& v = ops::ref_variable(c, 2 * n + j, grad);
+    const int grad = in.grad(j);
+    Tensor& var = ops::ref_variable(c, in.var(j), grad);
+    Tensor& m = ops::ref_variable(c, in.m(j), grad);
+    Tensor& v = ops::ref_variable(c, in.v(j), grad);
     const i64 count = var.num_elements();
     for (i64 b = 0; b < count; b += kBlock)
       pieces.push_back({var.data<T>() + b, m.data<T>() + b, v.data<T>() + b, c.input(grad).data<T>() + b,

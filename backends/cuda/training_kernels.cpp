@@ -18,20 +18,20 @@ Tensor& ref_input(KernelContext& c, int i, int grad_index) {
 
 const void* scalar(const KernelContext& c, int i) { return c.input(i).raw_data(); }
 
-// ApplyAdam (n = 1) and _GroupedApplyAdam: one launch per update, on the stream in order (flat
-// inputs: var, m and v lists, the six scalars, the grad list).
+// ApplyAdam (n = 1) and _GroupedApplyAdam (ops::AdamLayout): one launch per update, on the
+// stream in order.
 void adam(KernelContext& c, int n) {
   Launch launch(c);
-  const int k = 3 * n;
+  const ops::AdamLayout in{n};
   AdamScalars s;
-  s.beta1_power = scalar(c, k), s.beta2_power = scalar(c, k + 1), s.lr = scalar(c, k + 2);
-  s.beta1 = scalar(c, k + 3), s.beta2 = scalar(c, k + 4), s.epsilon = scalar(c, k + 5);
-  ops::require_separate_updates(c, n);
+  s.beta1_power = scalar(c, in.scalar(0)), s.beta2_power = scalar(c, in.scalar(1)), s.lr = scalar(c, in.scalar(2));
+  s.beta1 = scalar(c, in.scalar(3)), s.beta2 = scalar(c, in.scalar(4)), s.epsilon = scalar(c, in.scalar(5));
+  ops::require_separate_updates(c, in);
   for (int j = 0; j < n; ++j) {
-    const int g = k + 6 + j;
-    Tensor& var = ref_input(c, j, g);
-    Tensor& m = ref_input(c, n + j, g);
-    Tensor& v = ref_input(c, 2 * n + j, g);
+    const int g = in.grad(j);
+    Tensor& var = ref_input(c, in.var(j), g);
+    Tensor& m = ref_input(c, in.m(j), g);
+    Tensor& v = ref_input(c, in.v(j), g);
     launch_apply_adam(elem(var.dtype()), var.raw_data(), m.raw_data(), v.raw_data(), s, c.input(g).raw_data(),
                       c.attr<bool>("use_nesterov"), var.num_elements(), launch.stream);
     if (j == n - 1) c.set_output(0, var);

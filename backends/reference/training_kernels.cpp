@@ -12,19 +12,17 @@ constexpr auto kCpu = Device::Kind::CPU;
 
 double scalar(KernelContext& c, int i) { return c.input(i).value_as_double(0); }
 
-// ApplyAdam (n = 1) and _GroupedApplyAdam: the n updates one after the other (flat inputs: var,
-// m and v lists, the six scalars, the grad list).
+// ApplyAdam (n = 1) and _GroupedApplyAdam (ops::AdamLayout): the n updates one after the other.
 template <class T>
 void adam(KernelContext& c, int n) {
-  const int s = 3 * n;
-  const ops::AdamCoefficients k(scalar(c, s + 2), scalar(c, s), scalar(c, s + 1), scalar(c, s + 3), scalar(c, s + 4),
-                                scalar(c, s + 5), c.attr<bool>("use_nesterov"));
-  ops::require_separate_updates(c, n);
+  const ops::AdamLayout in{n};
+  const ops::AdamCoefficients k = ops::adam_coefficients(c, in);
+  ops::require_separate_updates(c, in);
   for (int j = 0; j < n; ++j) {
-    const int g = s + 6 + j;
-    Tensor& var = ops::ref_variable(c, j, g);
-    Tensor& m = ops::ref_variable(c, n + j, g);
-    Tensor& v = ops::ref_variable(c, 2 * n + j, g);
+    const int g = in.grad(j);
+    Tensor& var = ops::ref_variable(c, in.var(j), g);
+    Tensor& m = ops::ref_variable(c, in.m(j), g);
+    Tensor& v = ops::ref_variable(c, in.v(j), g);
     const T* grad = c.input(g).data<T>();
     T* w = var.data<T>();
     T* pm = m.data<T>();
