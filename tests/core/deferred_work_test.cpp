@@ -12,9 +12,9 @@
 #include <vector>
 
 #include <dagrad/dagrad.hpp>
-#include <dagrad/ops/layers.hpp>
 
 #include "support/error_of.hpp"
+#include "support/hand_adam.hpp"
 
 using namespace dagrad;
 using Catch::Matchers::Contains;
@@ -199,23 +199,13 @@ TEST_CASE("a profile counts deferred work's waits in its node's time, not as cal
 TEST_CASE("an early node that waits on an update a rewrite moved runs after the fused node", "[session][deferred]") {
   register_later_op();
   Graph g;
-  layers::VariableSet vars(1);
-  std::vector<Output> v;
-  for (const char* name : {"w1", "m1", "v1", "w2", "m2", "v2"})
-    v.push_back(vars.create(g, name, Tensor::full(DType::Float32, Shape{3}, 0.5)));
-  const Node& init = vars.initializer(g);
-  std::vector<Output> in;
-  for (double value : {0.9, 0.999, 0.01, 0.9, 0.999, 1e-7}) in.push_back(ops::scalar(g, value, DType::Float32));
-  const Output grad = ops::constant(g, values());
-  const auto adam = [&](std::size_t k, const char* name) -> const Node& {
-    std::vector<Output> inputs{v[3 * k], v[3 * k + 1], v[3 * k + 2]};
-    inputs.insert(inputs.end(), in.begin(), in.end());
-    inputs.push_back(grad);
-    return g.add_node("ApplyAdam", inputs, {}, name);
-  };
-  const Node& u1 = adam(0, "u1");
-  const Node& u2 = adam(1, "u2");  // the two run as one _GroupedApplyAdam in u2's place
-  const Node& early = g.add_node("DagradTestLater", {grad}, {}, "later", {u1.id});
+  testing::HandAdam adam(g, values());
+  const Output w1 = adam.variable("w1"), m1 = adam.variable("m1"), v1 = adam.variable("v1");
+  const Output w2 = adam.variable("w2"), m2 = adam.variable("m2"), v2 = adam.variable("v2");
+  const Node& init = adam.vars.initializer(g);
+  const Node& u1 = adam.update(w1, m1, v1, "u1");
+  const Node& u2 = adam.update(w2, m2, v2, "u2");  // the two run as one _GroupedApplyAdam in u2's place
+  const Node& early = g.add_node("DagradTestLater", {adam.grad}, {}, "later", {u1.id});
   const Node& step = ops::group(g, {&u1, &u2}, "step");
   Session s(g);
   s.run({}, {}, {&init});

@@ -16,6 +16,8 @@
 #include <dagrad/dagrad.hpp>
 #include <dagrad/ops/layers.hpp>
 
+#include "support/hand_adam.hpp"
+
 namespace {
 
 using namespace dagrad;
@@ -121,19 +123,13 @@ TEST_CASE("an ApplyAdam node whose output is fetched ends a group: its output is
 
 TEST_CASE("_GroupedApplyAdam refuses a variable updated by two of its updates", "[train]") {
   Graph g;
-  layers::VariableSet vars(1);
-  const Output w = vars.create(g, "w", Tensor::full(DType::Float32, Shape{3}, 1.0));
-  const Output m = vars.create(g, "m", Tensor::full(DType::Float32, Shape{3}, 0.0));
-  const Output v = vars.create(g, "v", Tensor::full(DType::Float32, Shape{3}, 0.5));
-  const Output m2 = vars.create(g, "m2", Tensor::full(DType::Float32, Shape{3}, 0.0));
-  const Output v2 = vars.create(g, "v2", Tensor::full(DType::Float32, Shape{3}, 0.5));
-  const Node& init = vars.initializer(g);
-  const auto s = [&](double value) { return ops::scalar(g, value, DType::Float32); };
-  const Output grad = ops::constant(g, Tensor::full(DType::Float32, Shape{3}, 0.25));
-  const std::vector<Output> scalars{s(0.9), s(0.999), s(0.01), s(0.9), s(0.999), s(1e-7)};
+  testing::HandAdam adam(g, Tensor::full(DType::Float32, Shape{3}, 0.25));
+  const Output w = adam.variable("w"), m = adam.variable("m"), v = adam.variable("v");
+  const Output m2 = adam.variable("m2"), v2 = adam.variable("v2");
+  const Node& init = adam.vars.initializer(g);
   std::vector<Output> inputs{w, w, m, m2, v, v2};  // w in both updates
-  inputs.insert(inputs.end(), scalars.begin(), scalars.end());
-  inputs.insert(inputs.end(), {grad, grad});
+  inputs.insert(inputs.end(), adam.scalars.begin(), adam.scalars.end());
+  inputs.insert(inputs.end(), {adam.grad, adam.grad});
   const Node& grouped = g.add_node("_GroupedApplyAdam", inputs, {{"N", std::int64_t{2}}}, "grouped");
   for (const char* backend : {"cpu", "reference"}) {
     INFO(backend);
@@ -172,26 +168,15 @@ void register_reckless_rewrite() {
 TEST_CASE("a rewrite may not move a node past one that runs between them", "[session][fusion]") {
   register_reckless_rewrite();
   Graph g;
-  layers::VariableSet vars(1);
-  std::vector<Output> v;
-  for (const char* name : {"w1", "m1", "v1", "w2", "m2", "v2"})
-    v.push_back(vars.create(g, name, Tensor::full(DType::Float32, Shape{3}, 0.5)));
-  const Node& init = vars.initializer(g);
-  std::vector<Output> scalars;
-  for (double value : {0.9, 0.999, 0.01, 0.9, 0.999, 1e-7}) scalars.push_back(ops::scalar(g, value, DType::Float32));
-  const Output grad = ops::constant(g, Tensor::full(DType::Float32, Shape{3}, 0.25));
-  const auto adam = [&](int k, const char* name, std::vector<int> deps) -> const Node& {
-    std::vector<Output> in{v[static_cast<std::size_t>(3 * k)], v[static_cast<std::size_t>(3 * k + 1)],
-                           v[static_cast<std::size_t>(3 * k + 2)]};
-    in.insert(in.end(), scalars.begin(), scalars.end());
-    in.push_back(grad);
-    return g.add_node("ApplyAdam", in, {}, name, std::move(deps));
-  };
-  const Node& first = adam(0, "test_first", {});
+  testing::HandAdam adam(g, Tensor::full(DType::Float32, Shape{3}, 0.25));
+  const Output w1 = adam.variable("w1"), m1 = adam.variable("m1"), v1 = adam.variable("v1");
+  const Output w2 = adam.variable("w2"), m2 = adam.variable("m2"), v2 = adam.variable("v2");
+  const Node& init = adam.vars.initializer(g);
+  const Node& first = adam.update(w1, m1, v1, "test_first");
   // Runs after the first update (node order) and reads w1: moving the update past it would change
   // what it reads.
-  const Node& read = g.add_node("Identity", {v[0]}, {}, "read");
-  const Node& last = adam(1, "test_last", {read.id});
+  const Node& read = g.add_node("Identity", {w1}, {}, "read");
+  const Node& last = adam.update(w2, m2, v2, "test_last", {read.id});
   const Node& step = ops::group(g, {&first, &last}, "step");
   Session fused(g, {.profile = true});
   Session apart(g, {.rewrite = false});
