@@ -4,6 +4,7 @@
 
 #include "dagrad/core/variables.hpp"
 #include "dagrad/ops/register.hpp"
+#include "dagrad/ops/training_updates.hpp"
 
 namespace dagrad::ops {
 namespace {

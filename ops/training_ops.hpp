@@ -6,7 +6,6 @@
 
 #include "dagrad/core/graph.hpp"
 #include "dagrad/core/kernel_registry.hpp"
-#include "dagrad/ops/training_updates.hpp"
 
 namespace dagrad::ops {
 
@@ -38,7 +37,9 @@ struct AdamLayout {
   int scalar(int i) const { return 3 * n + i; }  // beta1_power, beta2_power, lr, beta1, beta2, epsilon
   int grad(int j) const { return 3 * n + 6 + j; }
 };
-// The update's coefficients from the call's scalars (read on the host).
+// The update's coefficients from the call's scalars (read on the host; ops/training_updates.hpp,
+// an internal header).
+struct AdamCoefficients;
 AdamCoefficients adam_coefficients(KernelContext& c, const AdamLayout& in);
 
 // _GroupedApplyAdam's kernels: each variable belongs to one of the updates, since they run at
