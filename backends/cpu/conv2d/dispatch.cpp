@@ -114,9 +114,16 @@ std::string_view run_path(ConvOp op, std::string_view op_name, const Conv2DGeome
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bfloat16>) {
       if (epilogue != nullptr && path.fused_kernel<T>() != nullptr) {
         // bfloat16 kernels apply it to their float32 sums, each rounded first; the bias widened.
-        const std::vector<float> bias(epilogue->bias, epilogue->bias + g.out_depth);
-        const bool finite =
-            path.fused_kernel<T>()(g, a, b, out, {bias.data(), epilogue->relu, std::is_same_v<T, bfloat16>});
+        constexpr bool kWiden = std::is_same_v<T, bfloat16>;
+        std::vector<float> wide_bias;
+        const float* bias = nullptr;
+        if constexpr (kWiden) {
+          wide_bias.assign(epilogue->bias, epilogue->bias + g.out_depth);
+          bias = wide_bias.data();
+        } else {
+          bias = epilogue->bias;
+        }
+        const bool finite = path.fused_kernel<T>()(g, a, b, out, {bias, epilogue->relu, kWiden});
         return finite || !rerun ? path.name : run_generic();
       }
     }
