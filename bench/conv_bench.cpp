@@ -276,12 +276,13 @@ Row run_case(const Case& cs, const std::string& op, dagrad::DType dtype, bool nc
 struct BenchArgs {
   std::string op = "filter", dtype_name = "float", layout = "nhwc", set = "issue";
   std::vector<int> threads = {1, 2};
+  std::vector<int> shapes;  // 1-based rows of the set; empty: all
   int repeat = 10;
 };
 
 constexpr const char* kUsage =
     "dagrad_conv_bench [--op filter|input|forward] [--dtype float|bfloat16] [--layout nhwc|nchw] "
-    "[--set issue|depthwise] [--threads 1,2] [--repeat N]";
+    "[--set issue|depthwise] [--shapes 1,6] [--threads 1,2] [--repeat N]";
 
 constexpr const char* kHelp =
     "Times dagrad's conv kernels against oneDNN's on the issue's shapes (or --set depthwise), one row per\n"
@@ -291,8 +292,22 @@ constexpr const char* kHelp =
     "  --dtype float|bfloat16      (default float; bfloat16 also times dagrad's float32)\n"
     "  --layout nhwc|nchw          activations' layout; filters stay HWIO (default nhwc)\n"
     "  --set issue|depthwise       the shapes (default issue)\n"
+    "  --shapes 1,6                only these rows of the set, counted from 1 (default all)\n"
     "  --threads 1,2               thread counts, comma-separated (default 1,2)\n"
     "  --repeat N                  runs of each library per shape (default 10)\n";
+
+// "1,2,4" as integers in [lo, hi], or nothing.
+std::optional<std::vector<int>> int_list(const std::string& value, long lo, long hi) {
+  std::vector<int> out;
+  for (std::size_t pos = 0; pos <= value.size();) {
+    const std::size_t comma = std::min(value.find(',', pos), value.size());
+    const auto v = dagrad_bench::parse_int(value.substr(pos, comma - pos), lo, hi);
+    if (!v) return std::nullopt;
+    out.push_back(static_cast<int>(*v));
+    pos = comma + 1;
+  }
+  return out;
+}
 
 // Fills `a` from the command line; returns the usage-error status (2) on a bad one.
 std::optional<int> parse_args(int argc, char** argv, BenchArgs& a) {
@@ -309,15 +324,10 @@ std::optional<int> parse_args(int argc, char** argv, BenchArgs& a) {
       const auto n = dagrad_bench::parse_int(value, 1, 1'000'000);
       if (!n) return usage_error("--repeat must be an integer between 1 and 1000000, got '" + value + "'", kUsage);
       a.repeat = static_cast<int>(*n);
-    } else if (flag == "--threads") {
-      a.threads.clear();
-      for (std::size_t pos = 0; pos <= value.size();) {
-        const std::size_t comma = std::min(value.find(',', pos), value.size());
-        const auto t = dagrad_bench::parse_int(value.substr(pos, comma - pos), 1, 1024);
-        if (!t) return usage_error("--threads must list integers between 1 and 1024, got '" + value + "'", kUsage);
-        a.threads.push_back(static_cast<int>(*t));
-        pos = comma + 1;
-      }
+    } else if (flag == "--threads" || flag == "--shapes") {
+      const auto list = int_list(value, 1, 1024);
+      if (!list) return usage_error(flag + " must list integers between 1 and 1024, got '" + value + "'", kUsage);
+      (flag == "--threads" ? a.threads : a.shapes) = *list;
     } else {
       return usage_error("unknown option '" + flag + "'", kUsage);
     }
@@ -333,13 +343,21 @@ std::optional<int> parse_args(int argc, char** argv, BenchArgs& a) {
     return usage_error("--dtype must be float or bfloat16 (the types both libraries run), got '" + a.dtype_name + "'",
                        kUsage);
   }
+  const std::size_t rows = a.set == "issue" ? std::size(kCases) : std::size(kDepthwiseCases);
+  for (int s : a.shapes)
+    if (static_cast<std::size_t>(s) > rows)
+      return usage_error("--shapes: the set has " + std::to_string(rows) + " shapes, got " + std::to_string(s), kUsage);
   return std::nullopt;
 }
 
 void run(const BenchArgs& a) {
   const bool nchw = a.layout == "nchw";
-  const std::span<const Case> cases =
+  const std::span<const Case> set =
       a.set == "issue" ? std::span<const Case>(kCases) : std::span<const Case>(kDepthwiseCases);
+  std::vector<Case> cases;
+  for (std::size_t i = 0; i < set.size(); ++i)
+    if (a.shapes.empty() || std::find(a.shapes.begin(), a.shapes.end(), static_cast<int>(i + 1)) != a.shapes.end())
+      cases.push_back(set[i]);
   const dagrad::DType dtype = dagrad::parse_dtype(a.dtype_name);
   const bool narrow = dtype != dagrad::DType::Float32;
   const double peak = dagrad_bench::measured_fma_peak_gflops();
