@@ -40,8 +40,8 @@ using i64 = std::int64_t;
 using u16 = std::uint16_t;
 using u32 = std::uint32_t;
 
-constexpr i64 kMaxStripRows = 160;             // filter gradient rows (KH * KW * C) this path takes at most
-constexpr i64 kPixelBlock = 128;               // pixels per block of strips: dy's block stays in L1
+constexpr i64 kMaxStripRows = 160;  // filter gradient rows (KH * KW * C) this path takes at most
+constexpr i64 kPixelBlock = 128;    // pixels per block of strips: dy's block stays in L1
 // Where one column group takes all of K, each dy row is read once anyway: larger blocks then
 // spend less on the kernel's accumulator loads and stores and on each block's setup. The kernel
 // adds pixels in order whatever the block, so the bits stay. On Zen 4, 1 thread: 3x3 1->32 1.10x,
