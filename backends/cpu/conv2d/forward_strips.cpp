@@ -4,12 +4,12 @@
 // taps of C values (3 of 3 for C = 1 in place of 9 of 1), with no per-tap padding checks:
 //   y[p][0:K] = sum_kh sum_j strip[origin(p) + kh * row + j] * f[kh][j][0:K],  j < KW * C.
 // Where y outgrows half the last-level cache (y is a first layer's largest tensor: 25 MiB for
-// 224x224x3 at batch 8), each float32 output row is zeroed first and the kernel adds to it: the
-// zeroing streams the row's cache lines in ahead of the kernel, whose stores would otherwise stall
-// on write misses; where y stays in cache the kernel starts from zero (the extra pass cost 10-15%
-// on 28x28 layers). Measured on Zen 5 against the rows kernel this path ran before: 1.3x on
-// 224x224x3 7x7/2, 1.1-1.4x on 3x3 layers of 1 and 3 channels. Tiles keep to kMaxRows pixels:
-// taller ones ran slower (more pointer registers than the CPU has). One channel at stride 1 (pixel
+// 224x224x3 at batch 8), each tile asks for the next tile's output lines in L2 while it computes:
+// the kernel's stores would otherwise stall on write misses (zeroing each row first did that too,
+// with a pass more: 7x7/2 on Zen 4 1.05x at 1 thread, 1.04x at 2, since the prefetch replaced it);
+// where y stays in cache neither is needed (the zeroing cost 10-15% on 28x28 layers). Measured on Zen 5 against the
+// rows kernel this path ran before: 1.3x on 224x224x3 7x7/2, 1.1-1.4x on 3x3 layers of 1 and 3 channels. Tiles keep to
+// kMaxRows pixels: taller ones ran slower (more pointer registers than the CPU has). One channel at stride 1 (pixel
 // step 1) takes the slide kernel, which broadcasts each strip value once per tile row: on Zen 4
 // 28x28 3x3 and 5x5 layers of 1 -> 32 channels ran 1.15x and 1.07x faster, with the same bits.
 // Where the windows of consecutive output rows overlap, a task copies each input row once into a
@@ -67,7 +67,7 @@ bool conv2d_forward_strips_apply(const Conv2DGeometry& g) {
 namespace {
 
 template <class T>
-void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool warm_rows,
+void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool prefetch_rows,
                     const ConvEpilogue* epilogue = nullptr) {
   const MicroKernels& mk = micro_kernels();
   const i64 K = g.out_depth, OW = g.out_cols, KH = g.filter_rows;
@@ -116,15 +116,18 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
         strip_of_row += (oh - slice_first) * g.stride_rows * st.row_floats;
       }
       float* yq = kWiden ? out_row.data() : reinterpret_cast<float*>(y + q * OW * K);
-      if (warm_rows) std::fill_n(yq, OW * K, 0.0f);
+
       equal_tiles(OW, tile_rows, [&](i64 ow0, i64 pixels) {
         for (i64 col0 = 0; col0 < K; col0 += kColumnGroup) {
           const int mr = static_cast<int>(pixels);
           const i64 n = std::min(kColumnGroup, K - col0);
           const float* xs = strip_of_row + ow0 * step;
           float* d = yq + ow0 * K + col0;
-          if (step == 1 && mk.slide(mr, n, len, xs, st.row_floats, KH, ff + col0, K, d, K, warm_rows)) continue;
-          mk.grid(mr, n, xs, offsets, 1, st.row_floats, len, KH, ff + col0, K, d, K, warm_rows);
+          if (prefetch_rows && col0 == 0 && (ow0 + pixels < OW || q + 1 < rows))  // the next tile, within y
+            prefetch_to_l2(yq + (ow0 + pixels) * K,
+                           std::min(pixels, ow0 + pixels < OW ? OW - ow0 - pixels : OW) * K * 4);
+          if (step == 1 && mk.slide(mr, n, len, xs, st.row_floats, KH, ff + col0, K, d, K, false)) continue;
+          mk.grid(mr, n, xs, offsets, 1, st.row_floats, len, KH, ff + col0, K, d, K, false);
         }
       });
       if (epilogue) apply_epilogue(*epilogue, yq, OW, K);
@@ -133,7 +136,7 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
   });
 }
 
-// Whether a float32 y outgrows half the last-level cache (its rows are then zeroed first).
+// Whether a float32 y outgrows half the last-level cache (its rows are then prefetched).
 bool outgrows_cache(const Conv2DGeometry& g) {
   return conv2d_sizes(g).output > cpu_info().l3_bytes / 2 / i64{sizeof(float)};
 }
