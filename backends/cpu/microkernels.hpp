@@ -36,11 +36,12 @@ struct MicroKernels {
   void (*grid)(int mr, long long n, const float* x, const long long* off, long long sx, long long rs, long long cols,
                long long nrows, const float* y, long long sy, float* d, long long ldd, bool accumulate);
   int (*grid_max_rows)(long long n);
-  // grid with off[r] = r and sx = 1, for len of 3, 5 or 7 (a strip of one channel at stride 1):
-  // d[r*ldd + 0:n] (+)= sum_{i<nrows} sum_{j<len} x[i*rs + r + j] * y[(i*len + j)*sy + 0:n], r < mr,
+  // grid with off[r] = r and sx = 1, for len of 3, 5 or 7 (a strip of one channel at stride 1),
+  // on a run of `pixels` in equal tiles of at most max_rows (equal_tiles' split), one call a row:
+  // d[r*ldd + 0:n] (+)= sum_{i<nrows} sum_{j<len} x[i*rs + r + j] * y[(i*len + j)*sy + 0:n], r < pixels,
   // with grid's bits. Returns false, doing nothing, for other lengths or tiles taller than fit.
-  bool (*slide)(int mr, long long n, long long len, const float* x, long long rs, long long nrows, const float* y,
-                long long sy, float* d, long long ldd, bool accumulate);
+  bool (*slide)(long long pixels, int max_rows, long long n, long long len, const float* x, long long rs,
+                long long nrows, const float* y, long long sy, float* d, long long ldd, bool accumulate);
   // out[i*nj + j][0:n] = sum_{a<na} sum_{b<nb} L[i*na + a] * in[a*nb + b][0:n] * R[j*nb + b]: the
   // two-sided tile transform L X R^T of Winograd's algorithm for n channels side by side; sizes as
   // transform_supported says, a null `in` pointer reads zeros. Every product is formed, zeros included.

@@ -117,19 +117,32 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
       }
       float* yq = kWiden ? out_row.data() : reinterpret_cast<float*>(y + q * OW * K);
 
-      equal_tiles(OW, tile_rows, [&](i64 ow0, i64 pixels) {
+      // Pixels [ow0, ow0 + pixels) of the row in tiles of at most max_rows; the slide kernel takes
+      // them in one call (a whole row where no prefetch runs between its tiles: fewer calls).
+      const auto run = [&](i64 ow0, i64 pixels, i64 max_rows) {
         for (i64 col0 = 0; col0 < K; col0 += kColumnGroup) {
-          const int mr = static_cast<int>(pixels);
           const i64 n = std::min(kColumnGroup, K - col0);
           const float* xs = strip_of_row + ow0 * step;
           float* d = yq + ow0 * K + col0;
-          if (prefetch_rows && col0 == 0 && (ow0 + pixels < OW || q + 1 < rows))  // the next tile, within y
+          if (step == 1 &&
+              mk.slide(pixels, static_cast<int>(max_rows), n, len, xs, st.row_floats, KH, ff + col0, K, d, K, false))
+            continue;
+          equal_tiles(pixels, max_rows, [&](i64 o, i64 mr) {
+            mk.grid(static_cast<int>(mr), n, xs + o * step, offsets, 1, st.row_floats, len, KH, ff + col0, K, d + o * K,
+                    K, false);
+          });
+        }
+      };
+      if (!prefetch_rows) {
+        run(0, OW, tile_rows);
+      } else {
+        equal_tiles(OW, tile_rows, [&](i64 ow0, i64 pixels) {
+          if (ow0 + pixels < OW || q + 1 < rows)  // the next tile's output lines, within y
             prefetch_to_l2(yq + (ow0 + pixels) * K,
                            std::min(pixels, ow0 + pixels < OW ? OW - ow0 - pixels : OW) * K * 4);
-          if (step == 1 && mk.slide(mr, n, len, xs, st.row_floats, KH, ff + col0, K, d, K, false)) continue;
-          mk.grid(mr, n, xs, offsets, 1, st.row_floats, len, KH, ff + col0, K, d, K, false);
-        }
-      });
+          run(ow0, pixels, pixels);
+        });
+      }
       if (epilogue) apply_epilogue(*epilogue, yq, OW, K);
       if constexpr (kWiden) convert_from_float(out_row.data(), y + q * OW * K, OW * K);
     }
