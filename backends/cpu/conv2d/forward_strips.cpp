@@ -6,15 +6,16 @@
 // Where y outgrows half the last-level cache (y is a first layer's largest tensor: 25 MiB for
 // 224x224x3 at batch 8), each tile asks for the next tile's output lines in L2 while it computes:
 // the kernel's stores would otherwise stall on write misses (zeroing each row first did that too,
-// with a pass more: 7x7/2 on Zen 4 1.05x at 1 thread, 1.04x at 2, since the prefetch replaced it);
-// where y stays in cache neither is needed (the zeroing cost 10-15% on 28x28 layers). Measured on Zen 5 against the
-// rows kernel this path ran before: 1.3x on 224x224x3 7x7/2, 1.1-1.4x on 3x3 layers of 1 and 3 channels. Tiles keep to
-// kMaxRows pixels: taller ones ran slower (more pointer registers than the CPU has). One channel at stride 1 (pixel
-// step 1) takes the slide kernel, which broadcasts each strip value once per tile row: on Zen 4
-// 28x28 3x3 and 5x5 layers of 1 -> 32 channels ran 1.15x and 1.07x faster, with the same bits.
-// Where the windows of consecutive output rows overlap, a task copies each input row once into a
-// slice that its rows of one image share, and the slide kernel takes a whole row a call, its tiles
-// of one size in one loop (28x28 3x3 1 -> 32 on Zen 4: 1.27x at 1 and 2 threads, 5x5 1.16x).
+// with a pass more: 7x7/2 on Zen 4 1.05x at 1 thread, 1.04x at 2 since the prefetch replaced it);
+// where y stays in cache neither is needed (the zeroing cost 10-15% on 28x28 layers). Measured on
+// Zen 5 against the rows kernel this path ran before: 1.3x on 224x224x3 7x7/2, 1.1-1.4x on 3x3
+// layers of 1 and 3 channels. Tiles keep to kMaxRows pixels: taller ones ran slower (more pointer
+// registers than the CPU has). One channel at stride 1 (pixel step 1) takes the slide kernel,
+// which broadcasts each strip value once per tile row: on Zen 4 28x28 3x3 and 5x5 layers of 1 -> 32
+// channels ran 1.15x and 1.07x faster, with the same bits. Where the windows of consecutive output
+// rows overlap, a task copies each input row once into a slice that its rows of one image share,
+// and the slide kernel takes a whole row a call, its tiles of one size in one loop (28x28 3x3
+// 1 -> 32 on Zen 4: 1.27x at 1 and 2 threads, 5x5 1.16x).
 // half, and bfloat16 without AVX-512 BF16: x and f are widened once, and each output row is
 // narrowed from a float32 row (no float32 copy of y, the largest tensor of a first layer): bitwise
 // the float32 path on the widened tensors, rounded once. _FusedConv2D's epilogue applies to each
@@ -103,21 +104,20 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
     const i64 q_end = std::min(rows, (task + 1) * kRowsPerTask);
     i64 slice_image = -1, slice_first = 0;  // the image and the output row the slice starts at
     for (i64 q = task * kRowsPerTask; q < q_end; ++q) {
-      const i64 n = q / g.out_rows, oh = q % g.out_rows;
+      const i64 image = q / g.out_rows, oh = q % g.out_rows;
       const float* strip_of_row = strip.data();
       if (!slices) {
-        fill_strip(g, st, xf, n, oh, strip.data());
+        fill_strip(g, st, xf, image, oh, strip.data());
       } else {
-        if (n != slice_image) {
+        if (image != slice_image) {
           const i64 run = std::min(q_end - q, g.out_rows - oh), ih = oh * g.stride_rows - g.pad_top;
           for (i64 r = 0; r < (run - 1) * g.stride_rows + KH; ++r)
-            fill_padded_row(g, st, xf, n, ih + r, strip.data() + r * st.row_floats);
-          slice_image = n, slice_first = oh;
+            fill_padded_row(g, st, xf, image, ih + r, strip.data() + r * st.row_floats);
+          slice_image = image, slice_first = oh;
         }
         strip_of_row += (oh - slice_first) * g.stride_rows * st.row_floats;
       }
       float* yq = kWiden ? out_row.data() : reinterpret_cast<float*>(y + q * OW * K);
-
       // Pixels [ow0, ow0 + pixels) of the row in tiles of at most max_rows; the slide kernel takes
       // them in one call (a whole row where no prefetch runs between its tiles: fewer calls).
       const auto run = [&](i64 ow0, i64 pixels, i64 max_rows) {
