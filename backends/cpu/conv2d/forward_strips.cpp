@@ -97,7 +97,7 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
   // window), a task's rows of one image share one slice of padded input rows, each copied once:
   // row oh's strip starts (oh - first) * stride_rows rows into it (the kernel reads the same values).
   const bool slices = g.dilation_rows == 1 && g.stride_rows <= KH;
-  const i64 slice_rows = (kRowsPerTask - 1) * g.stride_rows + KH;  // stride_rows <= KH here
+  const i64 slice_rows = slices ? (kRowsPerTask - 1) * g.stride_rows + KH : 0;  // stride_rows <= KH: no overflow
   tbb::parallel_for(i64{0}, (rows + kRowsPerTask - 1) / kRowsPerTask, [&](i64 task) {
     std::vector<float> strip(static_cast<std::size_t>(slices ? slice_rows * st.row_floats : st.floats));
     std::vector<float> out_row(static_cast<std::size_t>(kWiden ? OW * K : 0));
