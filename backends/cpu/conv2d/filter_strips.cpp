@@ -56,11 +56,10 @@ void fill_strips(const Conv2DGeometry& g, const Strips& st, const T* x, i64 q, i
 }
 
 // A block of output rows as float32 strips and dy rows, for the float32 grid kernel. Where the
-// windows of consecutive output rows overlap (undilated rows, stride at most the window), the
-// block's rows of one image share one slice of padded input rows: output row i's strip starts
-// stride_rows rows after row i - 1's, so each input row is copied once, not once per window
-// that reads it (on 28x28 first layers the copies took 16% of the time). The kernel then runs
-// once per image the block touches; it sums rows in order, so the bits are the strips' bits.
+// windows of consecutive output rows overlap (strips_share_rows), the block's rows of one image
+// share one slice of padded input rows (on 28x28 first layers the copies per window took 16% of
+// the time). The kernel then runs once per image the block touches; it sums rows in order, so
+// the bits are the strips' bits.
 template <class T>
 class FloatBlock {
  public:
@@ -68,7 +67,7 @@ class FloatBlock {
       : g_(g),
         st_(st),
         mk_(micro_kernels()),
-        slices_(g.dilation_rows == 1 && g.stride_rows <= g.filter_rows),
+        slices_(strips_share_rows(g)),
         strips_(static_cast<std::size_t>(block_rows * st.floats)) {  // a slice of r rows: at most r strips
     const auto block_dy = static_cast<std::size_t>(block_rows * g.out_cols * g.out_depth);
     if constexpr (!std::is_same_v<T, float>) dy_.resize(block_dy);
@@ -86,10 +85,8 @@ class FloatBlock {
       i64 at = 0;
       for (i64 i = 0; i < nq;) {
         const i64 n = (q + i) / g_.out_rows, oh = (q + i) % g_.out_rows, run = std::min(nq - i, g_.out_rows - oh);
-        const i64 rows = (run - 1) * g_.stride_rows + g_.filter_rows, ih = oh * g_.stride_rows - g_.pad_top;
-        for (i64 r = 0; r < rows; ++r) fill_padded_row(g_, st_, x, n, ih + r, strips_.data() + at + r * st_.row_floats);
         segments_.push_back({at, i, run});
-        at += rows * st_.row_floats;
+        at += fill_slice(g_, st_, x, n, oh, run, strips_.data() + at);
         i += run;
       }
     }

@@ -93,10 +93,10 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
   const i64 tile_rows = std::min<i64>(kMaxRows, mk.grid_max_rows(std::min(K, kColumnGroup)));
   long long offsets[kMaxRows];  // each pixel's window origin on the strip, from the tile's first
   for (i64 r = 0; r < tile_rows; ++r) offsets[r] = r * step;
-  // Where the windows of consecutive output rows overlap (undilated rows, stride at most the
-  // window), a task's rows of one image share one slice of padded input rows, each copied once:
-  // row oh's strip starts (oh - first) * stride_rows rows into it (the kernel reads the same values).
-  const bool slices = g.dilation_rows == 1 && g.stride_rows <= KH;
+  // Where the windows of consecutive output rows overlap, a task's rows of one image share one
+  // slice of padded input rows (strips_share_rows): row oh's strip starts (oh - first) *
+  // stride_rows rows into it (the kernel reads the same values).
+  const bool slices = strips_share_rows(g);
   const i64 slice_rows = slices ? (kRowsPerTask - 1) * g.stride_rows + KH : 0;  // stride_rows <= KH: no overflow
   tbb::parallel_for(i64{0}, (rows + kRowsPerTask - 1) / kRowsPerTask, [&](i64 task) {
     std::vector<float> strip(static_cast<std::size_t>(slices ? slice_rows * st.row_floats : st.floats));
@@ -110,9 +110,7 @@ void forward_strips(const Conv2DGeometry& g, const T* x, const T* f, T* y, bool 
         fill_strip(g, st, xf, image, oh, strip.data());
       } else {
         if (image != slice_image) {
-          const i64 run = std::min(q_end - q, g.out_rows - oh), ih = oh * g.stride_rows - g.pad_top;
-          for (i64 r = 0; r < (run - 1) * g.stride_rows + KH; ++r)
-            fill_padded_row(g, st, xf, image, ih + r, strip.data() + r * st.row_floats);
+          fill_slice(g, st, xf, image, oh, std::min(q_end - q, g.out_rows - oh), strip.data());
           slice_image = image, slice_first = oh;
         }
         strip_of_row += (oh - slice_first) * g.stride_rows * st.row_floats;

@@ -102,6 +102,24 @@ void fill_strip(const ops::Conv2DGeometry& g, const Strips& st, const T* x, std:
     fill_padded_row(g, st, x, n, oh * g.stride_rows - g.pad_top + kh * g.dilation_rows, out);
 }
 
+// Whether the windows of consecutive output rows overlap (undilated rows, stride at most the
+// window): their strips can then share one slice of input rows, output row i's strip starting
+// stride_rows rows after row i - 1's, so that each input row is copied once, not once per window.
+inline bool strips_share_rows(const ops::Conv2DGeometry& g) {
+  return g.dilation_rows == 1 && g.stride_rows <= g.filter_rows;
+}
+
+// Copies the input rows that output rows [oh, oh + count) of image n read into `out` as one
+// slice (strips_share_rows: the stride is at most filter_rows, so no product overflows); returns
+// the values written.
+template <class T, class Out>
+std::int64_t fill_slice(const ops::Conv2DGeometry& g, const Strips& st, const T* x, std::int64_t n, std::int64_t oh,
+                        std::int64_t count, Out* out) {
+  const std::int64_t rows = (count - 1) * g.stride_rows + g.filter_rows, ih = oh * g.stride_rows - g.pad_top;
+  for (std::int64_t r = 0; r < rows; ++r) fill_padded_row(g, st, x, n, ih + r, out + r * st.row_floats);
+  return rows * st.row_floats;
+}
+
 // dy of output rows [q, q + nq) (all images in turn) as NHWC rows, pixel-major with K values
 // each: dy itself for NHWC (the rows are contiguous), else transposed from NCHW into `buffer`.
 // The NCHW rows of one image are contiguous in each of the K planes: one run per plane, and a
