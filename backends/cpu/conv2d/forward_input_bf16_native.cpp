@@ -76,10 +76,8 @@ void rows_driver(i64 pixels, i64 len, i64 cols, const u32* panel, i64 tap_stride
       const i64 p0 = tile * mr;
       t.rows = std::min(mr, pixels - p0);
       Window win[mr];
-      for (i64 r = 0; r < t.rows; ++r) {
-        win[r] = windows.locate(p0 + r);
-        t.c[r] = out + win[r].pixel * cols;
-      }
+      windows.locate_run(p0, t.rows, win);
+      for (i64 r = 0; r < t.rows; ++r) t.c[r] = out + win[r].pixel * cols;
       t.used = tile_rows(windows, win, t.rows, zeros.data(), t.a.data(), t.taps.data());
     };
     const i64 tile1 = std::min(tiles, (tg + 1) * kTilesPerTask);

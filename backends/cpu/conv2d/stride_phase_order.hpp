@@ -32,14 +32,18 @@ class StridePhaseOrder {
  public:
   StridePhaseOrder(std::int64_t H, std::int64_t W, std::int64_t sh, std::int64_t sw)
       : identity_(sh == 1 && sw == 1), W_(W), rows_(H, sh), cols_(W, sw) {}
-  // The pixel (ih * W + iw) at position q of the order.
-  std::int64_t pixel(std::int64_t q) const {
-    if (identity_) return q;
+  // Position q of the order: its pixel (ih * W + iw), and where it lies in its row of the phase
+  // (the next position is `stride_cols` pixels on while column + 1 < columns).
+  struct Place {
+    std::int64_t pixel, column, columns;
+  };
+  Place place(std::int64_t q) const {
+    if (identity_) return {q, q % W_, W_};
     const std::int64_t ph = rows_.phase_of(q / W_);  // a row phase's block holds size(ph) * W pixels
     const std::int64_t nh = rows_.size(ph), in_block = q - rows_.start(ph) * W_;
     const std::int64_t pw = cols_.phase_of(in_block / nh);  // a column phase's block holds nh * size(pw) pixels
     const std::int64_t nw = cols_.size(pw), in_phase = in_block - cols_.start(pw) * nh;
-    return rows_.position(ph, in_phase / nw) * W_ + cols_.position(pw, in_phase % nw);
+    return {rows_.position(ph, in_phase / nw) * W_ + cols_.position(pw, in_phase % nw), in_phase % nw, nw};
   }
 
  private:

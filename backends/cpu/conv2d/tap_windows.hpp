@@ -19,7 +19,9 @@ namespace dagrad::cpu {
 struct Window {
   std::int64_t pixel;
   std::int64_t image_row;  // n times the rows of the image it reads
-  std::int64_t row, col;   // Conv2D: oh * stride - pad; input gradient: ih + pad
+  // Conv2D: oh * stride - pad. Input gradient: (ih + pad) / stride, its remainder in the phases.
+  std::int64_t row, col;
+  std::int64_t row_phase = 0, col_phase = 0;
 };
 
 // Each tap's offset inside the window: kh * dilation_rows and kw * dilation_cols.
@@ -54,6 +56,20 @@ class ForwardWindows {
     const std::int64_t n = p / per_image, oh = p % per_image / g_.out_cols, ow = p % g_.out_cols;
     return {p, n * g_.in_rows, oh * g_.stride_rows - g_.pad_top, ow * g_.stride_cols - g_.pad_left};
   }
+  // Pixels p0 .. p0 + count - 1: along an output row each is the last one stride columns on.
+  void locate_run(std::int64_t p0, std::int64_t count, Window* win) const {
+    std::int64_t ow = 0;
+    for (std::int64_t r = 0; r < count; ++r) {
+      if (r > 0 && ++ow < g_.out_cols) {
+        win[r] = win[r - 1];
+        win[r].pixel += 1;
+        win[r].col += g_.stride_cols;
+      } else {
+        win[r] = locate(p0 + r);
+        ow = (p0 + r) % g_.out_cols;
+      }
+    }
+  }
   const T* source(const Window& w, std::int64_t t) const {
     const std::int64_t ih = w.row + tap_.rows[t], iw = w.col + tap_.cols[t];
     if (ih < 0 || ih >= g_.in_rows || iw < 0 || iw >= g_.in_cols) return nullptr;
@@ -76,7 +92,10 @@ class ForwardWindows {
 
 // Input gradient: input pixel q of the stride-phase order reads, through tap t, the row of dy
 // (element type T, from filter k0 on) at the output position (ih + pad - rows[t]) / stride,
-// (iw + pad - cols[t]) / stride where both divide evenly and fall inside.
+// (iw + pad - cols[t]) / stride where both divide evenly and fall inside. Each tap's offsets are
+// split by the strides once, and each pixel's position once (locate), so that a tap's check is a
+// comparison of remainders and a subtraction of quotients: the divisions per tap and pixel took a
+// twentieth of a 3x3 stride-2 input gradient.
 template <class T>
 class InputWindows {
  public:
@@ -87,18 +106,36 @@ class InputWindows {
     if (unit_strides_ && reach_rows < g.out_rows && reach_cols < g.out_cols)  // then below OH * OW * K
       for (std::int64_t t = 0; t < tap_.size(); ++t)
         delta_.push_back(-(tap_.rows[t] * g.out_cols + tap_.cols[t]) * g.out_depth);
+    for (std::int64_t t = 0; t < tap_.size(); ++t) {
+      tap_rows_.push_back(Split{tap_.rows[t] / g.stride_rows, tap_.rows[t] % g.stride_rows});
+      tap_cols_.push_back(Split{tap_.cols[t] / g.stride_cols, tap_.cols[t] % g.stride_cols});
+    }
   }
   std::int64_t taps() const { return tap_.size(); }
-  Window locate(std::int64_t q) const {
+  Window locate(std::int64_t q) const { return locate(q, order_.place(q % (g_.in_rows * g_.in_cols))); }
+  // Positions q0 .. q0 + count - 1: along a row of a phase each is the last one stride columns on
+  // (the same remainders, the quotient one more), with no division.
+  void locate_run(std::int64_t q0, std::int64_t count, Window* win) const {
     const std::int64_t per_image = g_.in_rows * g_.in_cols;
-    const std::int64_t n = q / per_image, pix = order_.pixel(q % per_image);
-    return {n * per_image + pix, n * g_.out_rows, pix / g_.in_cols + g_.pad_top, pix % g_.in_cols + g_.pad_left};
+    StridePhaseOrder::Place place{};
+    for (std::int64_t r = 0; r < count; ++r) {
+      const std::int64_t q = q0 + r;
+      if (r > 0 && q % per_image != 0 && ++place.column < place.columns) {
+        win[r] = win[r - 1];
+        win[r].pixel += g_.stride_cols;
+        win[r].col += 1;
+      } else {
+        place = order_.place(q % per_image);
+        win[r] = locate(q, place);
+      }
+    }
   }
   const T* source(const Window& w, std::int64_t t) const {
-    const std::int64_t th = w.row - tap_.rows[t], tw = w.col - tap_.cols[t];
-    if (th < 0 || tw < 0 || th % g_.stride_rows != 0 || tw % g_.stride_cols != 0) return nullptr;
-    const std::int64_t oh = th / g_.stride_rows, ow = tw / g_.stride_cols;
-    if (oh >= g_.out_rows || ow >= g_.out_cols) return nullptr;
+    const Split& tr = tap_rows_[static_cast<std::size_t>(t)];
+    const Split& tc = tap_cols_[static_cast<std::size_t>(t)];
+    if (tr.remainder != w.row_phase || tc.remainder != w.col_phase) return nullptr;
+    const std::int64_t oh = w.row - tr.quotient, ow = w.col - tc.quotient;
+    if (oh < 0 || ow < 0 || oh >= g_.out_rows || ow >= g_.out_cols) return nullptr;
     return dy_ + ((w.image_row + oh) * g_.out_cols + ow) * g_.out_depth;
   }
   // At stride 1, the dy row at (ih + pad_top, iw + pad_left) where every tap reaches an output.
@@ -111,12 +148,27 @@ class InputWindows {
   std::int64_t delta(std::int64_t t) const { return delta_[static_cast<std::size_t>(t)]; }
 
  private:
+  Window locate(std::int64_t q, const StridePhaseOrder::Place& place) const {
+    const std::int64_t per_image = g_.in_rows * g_.in_cols, pix = place.pixel;
+    const std::int64_t row = pix / g_.in_cols + g_.pad_top, col = pix % g_.in_cols + g_.pad_left;
+    return {q / per_image * per_image + pix,
+            q / per_image * g_.out_rows,
+            row / g_.stride_rows,
+            col / g_.stride_cols,
+            row % g_.stride_rows,
+            col % g_.stride_cols};
+  }
+
   const ops::Conv2DGeometry& g_;
   TapOffsets tap_;
   const T* dy_;
   StridePhaseOrder order_;
   bool unit_strides_;
   std::vector<std::int64_t> delta_;
+  struct Split {
+    std::int64_t quotient, remainder;  // of a tap's offset by the stride
+  };
+  std::vector<Split> tap_rows_, tap_cols_;
 };
 
 // One tile's rows for the rows kernels: the taps that reach real rows for at least one of its
