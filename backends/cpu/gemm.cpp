@@ -7,6 +7,7 @@
 #include <tbb/task_arena.h>
 
 #include "dagrad/backends/cpu/conv2d/int_division.hpp"
+#include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -18,6 +19,7 @@ constexpr i64 kColumns = 64;    // columns per micro-kernel call: 4 vectors on A
 constexpr i64 kReduce = 128;    // rows of B per block: 64 x 128 floats (32 KiB) stay in L1
 constexpr i64 kGroupTiles = 8;  // row tiles per task: B's block is read from L1 by each
 constexpr i64 kTasksPerThread = 4;
+constexpr i64 kPageFloats = 1024;  // 4 KiB
 
 }  // namespace
 
@@ -40,15 +42,40 @@ void gemm(const GemmCall& g) {
     float* c = g.c + image * g.c_stride;
     const float* a_rows[kMaxRows];
     float* c_rows[kMaxRows];
+    const i64 tiles = ceil_div(g1 - g0, i64{mk.tile_rows});
+    // Rows a page apart or more (below that the hardware prefetcher keeps up: MatMul's 32x3136
+    // by 3136x128 ran 1.1x slower with the prefetches).
+    const bool prefetch = std::min(g.ldb, g.ldc) >= kPageFloats;
     for (i64 p0 = col_begin; p0 < col_end; p0 += kColumns) {
       const i64 np = std::min(kColumns, col_end - p0);
       for (i64 l0 = 0; l0 < g.k; l0 += kReduce) {
         const float* b_block = b + l0 * g.ldb + p0;
-        for (i64 m0 = g0; m0 < g1; m0 += mk.tile_rows) {
-          const i64 rows = std::min<i64>(mk.tile_rows, g1 - m0);
+        // The block after this one (the next rows of B for these columns, or the next columns).
+        const bool last_rows = l0 + kReduce >= g.k;
+        const i64 next_p0 = last_rows ? p0 + kColumns : p0, next_l0 = last_rows ? 0 : l0 + kReduce;
+        const bool next_block = next_p0 < col_end;
+        const i64 next_np = next_block ? std::min(kColumns, col_end - next_p0) : 0;
+        const i64 next_kn = next_block ? std::min(kReduce, g.k - next_l0) : 0;
+        const i64 b_share = prefetch ? ceil_div(next_kn, tiles) : 0;
+        for (i64 tile = 0; tile < tiles; ++tile) {
+          const i64 m0 = g0 + tile * mk.tile_rows, rows = std::min<i64>(mk.tile_rows, g1 - m0);
           for (i64 r = 0; r < rows; ++r) {
             a_rows[r] = g.a + (m0 + r) * g.lda;
             c_rows[r] = c + (m0 + r) * g.ldc;
+          }
+          // Where rows lie pages apart (NCHW 1x1 convolutions on images of 1024 pixels and more),
+          // out of the hardware prefetcher's reach, what the next calls read from memory goes to L2
+          // while this one computes, where the misses stalled (the first block also writes C's
+          // lines fresh): 56x56 64->256 on Zen 4, Conv2D 1.46x, input gradient 1.30x. The next
+          // block's rows of B, a share a tile...
+          for (i64 r = tile * b_share; r < std::min(next_kn, (tile + 1) * b_share); ++r)
+            prefetch_to_l2(b + (next_l0 + r) * g.ldb + next_p0, next_np * i64{sizeof(float)});
+          // ... and the next tile's rows of C where its block is the first.
+          const bool next_tile_here = tile + 1 < tiles;
+          if (prefetch && (next_tile_here ? l0 == 0 : next_block && next_l0 == 0)) {
+            const i64 r0 = next_tile_here ? m0 + rows : g0, cp = next_tile_here ? p0 : next_p0;
+            for (i64 r = r0; r < std::min(g1, r0 + mk.tile_rows); ++r)
+              prefetch_to_l2(c + r * g.ldc + cp, (next_tile_here ? np : next_np) * i64{sizeof(float)});
           }
           mk.rows(static_cast<int>(rows), np, a_rows, l0, &b_block, 1, std::min(kReduce, g.k - l0), g.ldb, c_rows, p0,
                   l0 > 0);

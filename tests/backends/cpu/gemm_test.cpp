@@ -86,6 +86,7 @@ TEST_CASE("cpu gemm matches float64 sums: reduction blocks, row groups, column t
                                       {49, 128, 64, 3},
                                       {7, 129, 200, 1},
                                       {60, 17, 1000, 2},
+                                      {13, 260, 1100, 2},  // rows a page apart: the prefetched blocks
                                       {5, 0, 9, 2}}) {
     INFO("m " << m << " k " << k << " n " << n << " batch " << batch);
     const Problem p(m, k, n, batch, rng);
@@ -95,7 +96,8 @@ TEST_CASE("cpu gemm matches float64 sums: reduction blocks, row groups, column t
 
 TEST_CASE("cpu gemm gives the same bits for 1, 2 and 3 threads", "[cpu][gemm]") {
   std::mt19937 rng(23);
-  for (const auto [m, k, n, batch] : {std::array<i64, 4>{40, 200, 1000, 1}, {100, 70, 333, 2}, {8, 300, 77, 1}}) {
+  for (const auto [m, k, n, batch] :
+       {std::array<i64, 4>{40, 200, 1000, 1}, {100, 70, 333, 2}, {8, 300, 77, 1}, {20, 150, 1030, 2}}) {
     const Problem p(m, k, n, batch, rng);
     std::vector<float> first;
     for (int threads : {1, 2, 3}) {
