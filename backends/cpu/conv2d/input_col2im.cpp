@@ -1,11 +1,14 @@
-// The float32 NHWC input gradient of layers with fewer input channels than a vector holds
-// (first layers: C = 1 or 3), groups = 1, as a GEMM and a col2im:
+// The float32 input gradient of layers with fewer input channels than a vector holds (first
+// layers: C = 1 or 3), groups = 1, as a GEMM and a col2im, in either layout:
 //   columns[p][t * C + c] = sum_k dy[p][k] * f[t][c][k]     (every tap t of output pixel p)
 //   dx[pixel under tap t of p][c] += columns[p][t * C + c]
-// The GEMM is vectorised along the taps and channels of a pixel together (KH * KW * C values, 147
-// for a 7x7 filter on RGB), where nhwc_fast could only vectorise along C (a few lanes) or reduce
-// along K per pixel and tap (bookkeeping per tap dominates there). The col2im adds C values per
-// tap: 1 / (2K) of the GEMM's flops.
+// NHWC: the GEMM is vectorised along the taps and channels of a pixel together (KH * KW * C
+// values, 147 for a 7x7 filter on RGB), where nhwc_fast could only vectorise along C (a few lanes)
+// or reduce along K per pixel and tap (bookkeeping per tap dominates there). NCHW: the GEMM is
+// f's rows (t * C + c, K long, as HWIO stores them) times dy's planes, vectorised along output
+// pixels, and the col2im adds whole runs of output columns to runs of input columns; nchw_fast
+// and nchw_slabs ran 2x and more slower on first layers. The col2im adds 1 / (2K) of the GEMM's
+// flops.
 //
 // Threads take bands of input rows of one image and compute the GEMM rows of every output row
 // that reaches their band (the rows shared by two bands are computed twice: a few filter rows per
@@ -13,8 +16,8 @@
 // order, whatever the bands: the bits do not depend on the thread count. Only real terms are
 // added (taps in the padding are computed and dropped), so Inf and NaN in f or dy give the
 // reference's pattern.
-// Workspace: the filter transposed to [k][tap * C + c] (rows padded to whole vectors with zeros),
-// and per task one block of GEMM rows (sized from the L2 cache).
+// Workspace: NHWC, the filter transposed to [k][tap * C + c] (rows padded to whole vectors with
+// zeros); per task, one block of GEMM results (sized from the L2 cache).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -51,19 +54,70 @@ TapColumns tap_columns(const Conv2DGeometry& g, const float* f) {
   return tc;
 }
 
-// Pixels per GEMM block: a quarter of L2 for the block's columns, at least one register tile.
-i64 block_pixels(const TapColumns& tc, i64 out_cols) {
-  const i64 tile = micro_kernels().tile_rows;
+// Pixels per GEMM block: a quarter of L2 for the block's `width` floats a pixel, a multiple of
+// `unit` pixels (at least one).
+i64 block_pixels(i64 width, i64 unit) {
   const i64 budget = std::max<i64>(cpu_info().l2_bytes, i64{256} << 10) / 4;
-  const i64 fit = std::max(tile, budget / (tc.row * static_cast<i64>(sizeof(float))) / tile * tile);
-  return std::min(fit, out_cols);
+  return std::max(unit, budget / (std::max<i64>(width, 1) * static_cast<i64>(sizeof(float))) / unit * unit);
 }
 
-// Bands of input rows per image: enough tasks for every thread (four each), none empty.
-i64 bands_per_image(const Conv2DGeometry& g) {
+// A task: a band of input rows [r0, r1) of image n, and the output rows [oh0, oh1) whose windows
+// reach it. Bands per image: enough tasks for every thread (four each), none empty; the task
+// zeroes its band of dx (through `zero`) before `body` adds to it.
+struct Band {
+  i64 n, r0, r1, oh0, oh1;
+};
+template <class Zero, class Body>
+void for_each_band(const Conv2DGeometry& g, Zero zero, Body body) {
   const i64 threads = tbb::this_task_arena::max_concurrency();
-  const i64 wanted = (4 * threads + g.batch - 1) / g.batch;
-  return std::max<i64>(1, std::min(wanted, g.in_rows));
+  const i64 bands = std::max<i64>(1, std::min((4 * threads + g.batch - 1) / g.batch, g.in_rows));
+  const i64 band_rows = (g.in_rows + bands - 1) / bands;
+  const i64 reach = (g.filter_rows - 1) * g.dilation_rows;  // input rows a window spans, less one
+  tbb::parallel_for(i64{0}, g.batch * bands, [&](i64 task) {
+    const i64 n = task / bands, r0 = task % bands * band_rows, r1 = std::min(g.in_rows, r0 + band_rows);
+    if (r0 >= r1) return;
+    zero(n, r0, r1);
+    // oh * stride - pad_top + [0, reach] meets [r0, r1).
+    const i64 oh0 = std::max<i64>(0, ceil_div(r0 + g.pad_top - reach, g.stride_rows));
+    const i64 oh1 = std::min(g.out_rows, floor_div(r1 - 1 + g.pad_top, g.stride_rows) + 1);
+    body(Band{n, r0, r1, oh0, oh1});
+  });
+}
+
+// The filter rows [kh0, kh1) that take the window whose top row is `top` into rows [r0, r1).
+struct Span {
+  i64 first, end;
+};
+Span rows_in_band(const Conv2DGeometry& g, i64 top, const Band& band) {
+  return {std::max<i64>(0, ceil_div(band.r0 - top, g.dilation_rows)),
+          std::min(g.filter_rows, floor_div(band.r1 - 1 - top, g.dilation_rows) + 1)};
+}
+// The filter columns [kw0, kw1) that take the window whose left column is `left` inside the image.
+Span cols_in_image(const Conv2DGeometry& g, i64 left) {
+  return {std::max<i64>(0, ceil_div(-left, g.dilation_cols)),
+          std::min(g.filter_cols, floor_div(g.in_cols - 1 - left, g.dilation_cols) + 1)};
+}
+
+// NCHW col2im: the output columns [lo, hi) of a block whose tap kw lands inside the image, at
+// input column ow * stride + shift (shift = kw * dilation - pad_left).
+struct TapRun {
+  i64 shift, lo, hi;
+};
+TapRun tap_run(const Conv2DGeometry& g, i64 kw, i64 ow0, i64 cols) {
+  const i64 shift = kw * g.dilation_cols - g.pad_left;
+  return {shift, std::max(ow0, ceil_div(-shift, g.stride_cols)),
+          std::min(ow0 + cols, floor_div(g.in_cols - 1 - shift, g.stride_cols) + 1)};
+}
+// dst[ow * stride + shift] += src[ow - ow0] over the run (src holds the block's row from ow0 on).
+void add_run(float* dst, const float* src, const TapRun& run, i64 ow0, i64 stride) {
+  for (i64 ow = run.lo; ow < run.hi; ++ow) dst[ow * stride + run.shift] += src[ow - ow0];
+}
+// Interleaved: d[2i] += even[i], d[2i + 1] += odd[i] (vectorised: 7x7 stride 2 col2im 2x faster).
+void add_pairs(float* __restrict d, const float* __restrict even, const float* __restrict odd, i64 count) {
+  for (i64 i = 0; i < count; ++i) {
+    d[2 * i] += even[i];
+    d[2 * i + 1] += odd[i];
+  }
 }
 
 }  // namespace
@@ -72,29 +126,29 @@ bool conv2d_input_col2im_applies(const Conv2DGeometry& g) {
   return g.data_format == ops::DataFormat::NHWC && g.groups == 1 && g.in_depth < micro_kernels().vector_width;
 }
 
+bool conv2d_input_col2im_nchw_applies(const Conv2DGeometry& g) {
+  return g.data_format == ops::DataFormat::NCHW && g.groups == 1 && g.in_depth < micro_kernels().vector_width;
+}
+
 void conv2d_backprop_input_col2im(const Conv2DGeometry& g, const float* f, const float* dy, float* dx) {
   const MicroKernels& mk = micro_kernels();
-  const i64 H = g.in_rows, W = g.in_cols, C = g.in_depth, K = g.out_depth, KW = g.filter_cols;
+  const i64 W = g.in_cols, C = g.in_depth, K = g.out_depth, KW = g.filter_cols;
   const TapColumns tc = tap_columns(g, f);
-  const i64 block = block_pixels(tc, g.out_cols), bands = bands_per_image(g);
-  const i64 band_rows = (H + bands - 1) / bands;
-  const i64 reach = (g.filter_rows - 1) * g.dilation_rows;  // input rows a window spans, less one
-  tbb::parallel_for(i64{0}, g.batch * bands, [&](i64 task) {
-    const i64 n = task / bands, r0 = task % bands * band_rows, r1 = std::min(H, r0 + band_rows);
-    if (r0 >= r1) return;
-    std::fill(dx + (n * H + r0) * W * C, dx + (n * H + r1) * W * C, 0.0f);
-    // The output rows whose windows reach rows [r0, r1): oh * stride - pad_top + [0, reach].
-    const i64 oh0 = std::max<i64>(0, ceil_div(r0 + g.pad_top - reach, g.stride_rows));
-    const i64 oh1 = std::min(g.out_rows, floor_div(r1 - 1 + g.pad_top, g.stride_rows) + 1);
+  const i64 block = std::min(block_pixels(tc.row, mk.tile_rows), g.out_cols);
+  const auto zero = [&](i64 n, i64 r0, i64 r1) {
+    std::fill(dx + (n * g.in_rows + r0) * W * C, dx + (n * g.in_rows + r1) * W * C, 0.0f);
+  };
+  for_each_band(g, zero, [&](const Band& band) {
     std::vector<float> columns(static_cast<std::size_t>(block * tc.row));
     const float* a[kMaxRows];
     float* c[kMaxRows];
     const float* b = tc.ft.data();
-    for (i64 oh = oh0; oh < oh1; ++oh) {
+    for (i64 oh = band.oh0; oh < band.oh1; ++oh) {
       const i64 top = oh * g.stride_rows - g.pad_top;
+      const Span kh_span = rows_in_band(g, top, band);
       for (i64 ow0 = 0; ow0 < g.out_cols; ow0 += block) {
         const i64 pixels = std::min(block, g.out_cols - ow0);
-        const float* dy_row = dy + ((n * g.out_rows + oh) * g.out_cols + ow0) * K;
+        const float* dy_row = dy + ((band.n * g.out_rows + oh) * g.out_cols + ow0) * K;
         for (i64 p0 = 0; p0 < pixels; p0 += mk.tile_rows) {
           const int rows = static_cast<int>(std::min<i64>(mk.tile_rows, pixels - p0));
           for (int r = 0; r < rows; ++r) {
@@ -104,21 +158,92 @@ void conv2d_backprop_input_col2im(const Conv2DGeometry& g, const float* f, const
           mk.rows(rows, tc.row, a, 0, &b, 1, K, tc.row, c, 0, false);
         }
         // col2im for the filter rows that land in the band.
-        const i64 kh0 = std::max<i64>(0, ceil_div(r0 - top, g.dilation_rows));
-        const i64 kh1 = std::min(g.filter_rows, floor_div(r1 - 1 - top, g.dilation_rows) + 1);
         for (i64 p = 0; p < pixels; ++p) {
           const i64 left = (ow0 + p) * g.stride_cols - g.pad_left;
-          const i64 kw0 = std::max<i64>(0, ceil_div(-left, g.dilation_cols));
-          const i64 kw1 = std::min(KW, floor_div(W - 1 - left, g.dilation_cols) + 1);
+          const Span kw_span = cols_in_image(g, left);
           const float* col = columns.data() + p * tc.row;
-          for (i64 kh = kh0; kh < kh1; ++kh) {
-            float* dx_row = dx + (n * H + top + kh * g.dilation_rows) * W * C;
+          for (i64 kh = kh_span.first; kh < kh_span.end; ++kh) {
+            float* dx_row = dx + (band.n * g.in_rows + top + kh * g.dilation_rows) * W * C;
             const float* src = col + kh * KW * C;
-            for (i64 kw = kw0; kw < kw1; ++kw) {
+            for (i64 kw = kw_span.first; kw < kw_span.end; ++kw) {
               float* dst = dx_row + (left + kw * g.dilation_cols) * C;
               for (i64 ch = 0; ch < C; ++ch) dst[ch] += src[kw * C + ch];
             }
           }
+        }
+      }
+    }
+  });
+}
+
+void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, const float* dy, float* dx) {
+  const MicroKernels& mk = micro_kernels();
+  const i64 H = g.in_rows, W = g.in_cols, C = g.in_depth, K = g.out_depth, KW = g.filter_cols;
+  const i64 OW = g.out_cols, plane = g.out_rows * OW;  // plane: dy's pixels per filter (ldb)
+  const i64 width = g.filter_rows * KW * C;            // GEMM rows: f's rows, t * C + c
+  // A block: whole output rows where one fits (several, as many as fit), else a run of one row.
+  const i64 fit = block_pixels(width, mk.vector_width);
+  const i64 block_rows = OW <= fit ? fit / OW : 1, block_cols = std::min(OW, fit);
+  const auto zero = [&](i64 n, i64 r0, i64 r1) {
+    for (i64 ch = 0; ch < C; ++ch) std::fill(dx + ((n * C + ch) * H + r0) * W, dx + ((n * C + ch) * H + r1) * W, 0.0f);
+  };
+  const bool pairs = g.stride_cols == 2 && g.dilation_cols == 1;
+  for_each_band(g, zero, [&](const Band& band) {
+    const i64 stride = block_rows * block_cols;  // floats from one GEMM row of the block to the next
+    std::vector<float> columns(static_cast<std::size_t>(width * stride));
+    std::vector<TapRun> runs(static_cast<std::size_t>(KW));  // each tap column's run in the block
+    const float* a[kMaxRows];
+    float* c[kMaxRows];
+    for (i64 oh0 = band.oh0; oh0 < band.oh1; oh0 += block_rows) {
+      const i64 rows = std::min(block_rows, band.oh1 - oh0);
+      for (i64 ow0 = 0; ow0 < OW; ow0 += block_cols) {
+        // Pixels [oh0 * OW + ow0, + pixels) of dy's planes: rows whole, or one run of a row.
+        const i64 cols = std::min(block_cols, OW - ow0), pixels = rows == 1 ? cols : rows * OW;
+        const float* b = dy + band.n * K * plane + oh0 * OW + ow0;
+        for (i64 m0 = 0; m0 < width; m0 += mk.tile_rows) {
+          const int tile = static_cast<int>(std::min<i64>(mk.tile_rows, width - m0));
+          for (int r = 0; r < tile; ++r) {
+            a[r] = f + (m0 + r) * K;
+            c[r] = columns.data() + (m0 + r) * stride;
+          }
+          mk.rows(tile, pixels, a, 0, &b, 1, K, plane, c, 0, false);
+        }
+        // col2im, output row by output row: tap (kh, kw) of columns [ow0, ow0 + cols) adds to input
+        // columns stride_cols apart on input row top + kh * dilation.
+        for (i64 kw = 0; kw < KW; ++kw) runs[static_cast<std::size_t>(kw)] = tap_run(g, kw, ow0, cols);
+        for (i64 oh = oh0; oh < oh0 + rows; ++oh) {
+          const i64 top = oh * g.stride_rows - g.pad_top;
+          const Span kh_span = rows_in_band(g, top, band);
+          for (i64 kh = kh_span.first; kh < kh_span.end; ++kh)
+            for (i64 ch = 0; ch < C; ++ch) {
+              float* dst = dx + ((band.n * C + ch) * H + top + kh * g.dilation_rows) * W;
+              const auto src = [&](i64 kw) {  // tap kw's row of the block, from output column ow0
+                return columns.data() + ((kh * KW + kw) * C + ch) * stride + (oh - oh0) * OW;
+              };
+              for (i64 kw = 0; kw < KW;) {
+                const TapRun& run = runs[static_cast<std::size_t>(kw)];
+                if (!pairs || kw + 1 == KW) {
+                  add_run(dst, src(kw), run, ow0, g.stride_cols);
+                  ++kw;
+                  continue;
+                }
+                // Stride 2, no dilation: taps kw and kw + 1 fill the even and odd columns of one
+                // run, added in pairs where both land (each input column takes one of them).
+                const TapRun& next = runs[static_cast<std::size_t>(kw + 1)];
+                const i64 lo = std::max(run.lo, next.lo), hi = std::min(run.hi, next.hi);
+                if (lo < hi) {
+                  add_run(dst, src(kw), {run.shift, run.lo, lo}, ow0, 2);
+                  add_run(dst, src(kw + 1), {next.shift, next.lo, lo}, ow0, 2);
+                  add_pairs(dst + 2 * lo + run.shift, src(kw) + (lo - ow0), src(kw + 1) + (lo - ow0), hi - lo);
+                  add_run(dst, src(kw), {run.shift, hi, run.hi}, ow0, 2);
+                  add_run(dst, src(kw + 1), {next.shift, hi, next.hi}, ow0, 2);
+                } else {
+                  add_run(dst, src(kw), run, ow0, 2);
+                  add_run(dst, src(kw + 1), next, ow0, 2);
+                }
+                kw += 2;
+              }
+            }
         }
       }
     }

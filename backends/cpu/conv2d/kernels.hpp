@@ -111,6 +111,9 @@ bool conv2d_forward_strips_fused(const ops::Conv2DGeometry& g, const T* x, const
 // GEMM against the filter's taps side by side, then a col2im (input_col2im.cpp).
 bool conv2d_input_col2im_applies(const ops::Conv2DGeometry& g);
 void conv2d_backprop_input_col2im(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
+// The same in NCHW: f's rows times dy's planes, vectorised along output pixels.
+bool conv2d_input_col2im_nchw_applies(const ops::Conv2DGeometry& g);
+void conv2d_backprop_input_col2im_nchw(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 
 // NCHW 1x1 convolutions without strides or padding (groups = 1) as one GEMM per image on the
 // layout as it is (forward_input_nchw_pointwise.cpp).

@@ -90,6 +90,9 @@ bool forward_strips_row(const Conv2DGeometry& g) {
 }
 // The GEMM computes every tap of every output pixel, as Conv2D's paths do.
 bool input_col2im_row(const Conv2DGeometry& g) { return bounded<ConvOp::Forward>(g) && conv2d_input_col2im_applies(g); }
+bool input_col2im_nchw_row(const Conv2DGeometry& g) {
+  return bounded<ConvOp::Forward>(g) && conv2d_input_col2im_nchw_applies(g);
+}
 bool filter_strips_row(const Conv2DGeometry& g) {
   return bounded<ConvOp::BackpropFilter>(g) && conv2d_filter_strips_apply(g);
 }
@@ -206,6 +209,8 @@ constexpr ConvPath kBackpropInput[] = {
     float_row<kI, conv2d_backprop_input_col2im>("col2im", input_col2im_row, FiniteRule::None),
     float_row<kI, conv2d_backprop_input_fast>("nhwc_fast", nhwc_fast_row<kI>, FiniteRule::FilterIfMissed),
     pointwise_row<kI, conv2d_backprop_input_nchw_pointwise>(),
+    // NCHW first layers: ran 2x and more as fast as nchw_fast and nchw_slabs (input_col2im.cpp).
+    float_row<kI, conv2d_backprop_input_col2im_nchw>("nchw_col2im", input_col2im_nchw_row, FiniteRule::None),
     {"nchw_slabs", nchw_slabs_row<kI>, FiniteRule::None, conv2d_backprop_input_nchw_slabs<half>,
      conv2d_backprop_input_nchw_slabs<bfloat16>, conv2d_backprop_input_nchw_slabs<float>},
     float_row<kI, conv2d_backprop_input_fast_nchw>("nchw_fast", nchw_fast_row<kI>, FiniteRule::FilterIfMissed),

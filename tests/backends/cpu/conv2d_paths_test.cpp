@@ -111,6 +111,9 @@ std::vector<testing::ConvCase> sweep_cases() {
   cases.push_back(fixed_case("NCHW", "SAME", 2, 6, 40, 16, 24, 3, 3, 1, 1, 1));
   cases.push_back(fixed_case("NCHW", "EXPLICIT", 1, 7, 64, 6, 12, 3, 3, 2, 1, 2));
   cases.push_back(fixed_case("NCHW", "VALID", 2, 5, 48, 6, 6, 3, 3, 1, 2, 6));
+  // First layers' col2im at stride 2: taps in pairs, odd and even filter widths, pads at both ends.
+  cases.push_back(fixed_case("NCHW", "SAME", 2, 11, 13, 3, 20, 5, 5, 2, 1, 1));
+  cases.push_back(fixed_case("NCHW", "EXPLICIT", 1, 9, 10, 1, 8, 3, 4, 2, 1, 1));
   // Pointwise: reduction blocks of 128 and a tail (C = 150 / K = 130), pixel tails (63, 65).
   cases.push_back(fixed_case("NCHW", "VALID", 2, 9, 7, 150, 13, 1, 1, 1, 1, 1));
   cases.push_back(fixed_case("NCHW", "SAME", 1, 5, 13, 7, 130, 1, 1, 1, 1, 1));
@@ -250,7 +253,8 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
         run_op("Conv2DBackpropInput", {sizes, f, dy}, attrs, {.kernel_path = "strips"});
       }),
       Contains("Conv2DBackpropInput: unknown kernel path 'strips'; the paths of Conv2DBackpropInput are "
-               "depthwise, amx, winograd, bf16_native, col2im, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, "
+               "depthwise, amx, winograd, bf16_native, col2im, nhwc_fast, nchw_pointwise, nchw_col2im, nchw_slabs, "
+               "nchw_fast, "
                "generic"));
   CHECK_THAT(error_of([&] {
                run_op("Conv2DBackpropFilterV2", {x, f, dy}, attrs, {.kernel_path = "nchw_slabs"});
@@ -310,12 +314,14 @@ TEST_CASE("the default cpu conv dispatch picks the expected path for representat
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 4), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
       // NCHW runs through the NHWC rows where one of them takes the call (nchw_slabs), in its own
-      // dtype; nchw_fast keeps the groups too thin for nhwc_fast and the first layers' input gradient.
+      // dtype; nchw_fast keeps the groups too thin for nhwc_fast, nchw_col2im the first layers' input
+      // gradient.
       {fixed_case("NCHW", "SAME", 2, 6, 40, 32, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_slabs", "nchw_slabs",
        "nchw_slabs"},
       {fixed_case("NCHW", "SAME", 2, 6, 40, 32, 16, 3, 3, 1, 1, 1), DType::BFloat16, "nchw_slabs", "nchw_slabs",
        "nchw_slabs"},
-      {fixed_case("NCHW", "SAME", 2, 6, 40, 1, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_slabs", "nchw_fast", "strips"},
+      {fixed_case("NCHW", "SAME", 2, 6, 40, 1, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_slabs", "nchw_col2im",
+       "strips"},
       {fixed_case("NCHW", "SAME", 2, 9, 9, 8, 8, 3, 3, 1, 1, 4), DType::Float32, "nchw_fast", "nchw_fast",
        "nchw_slabs"},
       {fixed_case("NCHW", "SAME", 2, 9, 9, 32, 16, 3, 3, 65, 1, 1), DType::Float32, "nchw_slabs", "nchw_slabs",
