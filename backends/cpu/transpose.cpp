@@ -67,6 +67,16 @@ std::vector<const TransposeKernels*> usable_transpose_kernels() {
   return sets;
 }
 
+void transpose_block(const float* in, i64 in_stride, float* out, i64 out_stride, i64 rows, i64 cols) {
+  active_kernels().block32(in, in_stride, out, out_stride, rows, cols);
+}
+void transpose_block(const half* in, i64 in_stride, half* out, i64 out_stride, i64 rows, i64 cols) {
+  active_kernels().block16(bits(in), in_stride, bits(out), out_stride, rows, cols);
+}
+void transpose_block(const bfloat16* in, i64 in_stride, bfloat16* out, i64 out_stride, i64 rows, i64 cols) {
+  active_kernels().block16(bits(in), in_stride, bits(out), out_stride, rows, cols);
+}
+
 void transpose_images(const float* in, i64 images, i64 rows, i64 cols, float* out) {
   blocked(in, images, rows, cols, out, active_kernels().block32);
 }

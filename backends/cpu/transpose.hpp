@@ -16,6 +16,15 @@ void transpose_images(const float* in, std::int64_t images, std::int64_t rows, s
 void transpose_images(const half* in, std::int64_t images, std::int64_t rows, std::int64_t cols, half* out);
 void transpose_images(const bfloat16* in, std::int64_t images, std::int64_t rows, std::int64_t cols, bfloat16* out);
 
+// One block on this thread: out[j * out_stride + i] = in[i * in_stride + j] for i < rows, j < cols
+// (a caller's tile of a larger transpose, in cache).
+void transpose_block(const float* in, std::int64_t in_stride, float* out, std::int64_t out_stride, std::int64_t rows,
+                     std::int64_t cols);
+void transpose_block(const half* in, std::int64_t in_stride, half* out, std::int64_t out_stride, std::int64_t rows,
+                     std::int64_t cols);
+void transpose_block(const bfloat16* in, std::int64_t in_stride, bfloat16* out, std::int64_t out_stride,
+                     std::int64_t rows, std::int64_t cols);
+
 // One set of block transposes: out[j * out_stride + i] = in[i * in_stride + j] for i < rows,
 // j < cols, on 4-byte (float) or 2-byte (half, bfloat16 bits) elements.
 struct TransposeKernels {
