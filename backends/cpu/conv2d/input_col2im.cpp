@@ -179,72 +179,71 @@ void conv2d_backprop_input_col2im(const Conv2DGeometry& g, const float* f, const
 void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, const float* dy, float* dx) {
   const MicroKernels& mk = micro_kernels();
   const i64 H = g.in_rows, W = g.in_cols, C = g.in_depth, K = g.out_depth, KW = g.filter_cols;
-  const i64 OW = g.out_cols, plane = g.out_rows * OW;  // plane: dy's pixels per filter (ldb)
-  const i64 width = g.filter_rows * KW * C;            // GEMM rows: f's rows, t * C + c
-  // A block: whole output rows where one fits (several, as many as fit), else a run of one row.
-  const i64 fit = block_pixels(width, mk.vector_width);
-  const i64 block_rows = OW <= fit ? fit / OW : 1, block_cols = std::min(OW, fit);
+  const i64 OW = g.out_cols, plane = g.out_rows * OW, vl = mk.vector_width;  // plane: dy's pixels a filter
+  const i64 width = g.filter_rows * KW * C;                                  // GEMM rows: f's rows, t * C + c
+  // Blocks of `fit` pixels of the output plane, at fixed places (multiples of fit), each computed
+  // from a whole vector on (a multiple of vl) to a whole vector or the plane's end: a pixel takes
+  // the same lane of the same kernel, and a split row the same parts, whatever the bands (the
+  // column tails run other instructions, whose bits differ).
+  const i64 fit = block_pixels(width, vl);
   const auto zero = [&](i64 n, i64 r0, i64 r1) {
     for (i64 ch = 0; ch < C; ++ch) std::fill(dx + ((n * C + ch) * H + r0) * W, dx + ((n * C + ch) * H + r1) * W, 0.0f);
   };
   const bool pairs = g.stride_cols == 2 && g.dilation_cols == 1;
   for_each_band(g, zero, [&](const Band& band) {
-    const i64 stride = block_rows * block_cols;  // floats from one GEMM row of the block to the next
-    std::vector<float> columns(static_cast<std::size_t>(width * stride));
-    std::vector<TapRun> runs(static_cast<std::size_t>(KW));  // each tap column's run in the block
+    const i64 q0 = band.oh0 * OW, q1 = band.oh1 * OW;  // the pixels of the output rows that reach the band
+    std::vector<float> columns(static_cast<std::size_t>(width * fit));
+    std::vector<TapRun> runs(static_cast<std::size_t>(KW));  // each tap column's run in a row's part
     const float* a[kMaxRows];
     float* c[kMaxRows];
-    for (i64 oh0 = band.oh0; oh0 < band.oh1; oh0 += block_rows) {
-      const i64 rows = std::min(block_rows, band.oh1 - oh0);
-      for (i64 ow0 = 0; ow0 < OW; ow0 += block_cols) {
-        // Pixels [oh0 * OW + ow0, + pixels) of dy's planes: rows whole, or one run of a row.
-        const i64 cols = std::min(block_cols, OW - ow0), pixels = rows == 1 ? cols : rows * OW;
-        const float* b = dy + band.n * K * plane + oh0 * OW + ow0;
-        for (i64 m0 = 0; m0 < width; m0 += mk.tile_rows) {
-          const int tile = static_cast<int>(std::min<i64>(mk.tile_rows, width - m0));
-          for (int r = 0; r < tile; ++r) {
-            a[r] = f + (m0 + r) * K;
-            c[r] = columns.data() + (m0 + r) * stride;
-          }
-          mk.rows(tile, pixels, a, 0, &b, 1, K, plane, c, 0, false);
+    for (i64 b0 = q0 / fit * fit; b0 < q1; b0 += fit) {
+      const i64 s = std::max(b0, q0 / vl * vl), e = std::min({b0 + fit, ceil_div(q1, vl) * vl, plane});
+      const float* b = dy + band.n * K * plane + s;
+      for (i64 m0 = 0; m0 < width; m0 += mk.tile_rows) {
+        const int tile = static_cast<int>(std::min<i64>(mk.tile_rows, width - m0));
+        for (int r = 0; r < tile; ++r) {
+          a[r] = f + (m0 + r) * K;
+          c[r] = columns.data() + (m0 + r) * fit;
         }
-        // col2im, output row by output row: tap (kh, kw) of columns [ow0, ow0 + cols) adds to input
-        // columns stride_cols apart on input row top + kh * dilation.
-        for (i64 kw = 0; kw < KW; ++kw) runs[static_cast<std::size_t>(kw)] = tap_run(g, kw, ow0, cols);
-        for (i64 oh = oh0; oh < oh0 + rows; ++oh) {
-          const i64 top = oh * g.stride_rows - g.pad_top;
-          const Span kh_span = rows_in_band(g, top, band);
-          for (i64 kh = kh_span.first; kh < kh_span.end; ++kh)
-            for (i64 ch = 0; ch < C; ++ch) {
-              float* dst = dx + ((band.n * C + ch) * H + top + kh * g.dilation_rows) * W;
-              const auto src = [&](i64 kw) {  // tap kw's row of the block, from output column ow0
-                return columns.data() + ((kh * KW + kw) * C + ch) * stride + (oh - oh0) * OW;
-              };
-              for (i64 kw = 0; kw < KW;) {
-                const TapRun& run = runs[static_cast<std::size_t>(kw)];
-                if (!pairs || kw + 1 == KW) {
-                  add_run(dst, src(kw), run, ow0, g.stride_cols);
-                  ++kw;
-                  continue;
-                }
-                // Stride 2, no dilation: taps kw and kw + 1 fill the even and odd columns of one
-                // run, added in pairs where both land (each input column takes one of them).
-                const TapRun& next = runs[static_cast<std::size_t>(kw + 1)];
-                const i64 lo = std::max(run.lo, next.lo), hi = std::min(run.hi, next.hi);
-                if (lo < hi) {
-                  add_run(dst, src(kw), {run.shift, run.lo, lo}, ow0, 2);
-                  add_run(dst, src(kw + 1), {next.shift, next.lo, lo}, ow0, 2);
-                  add_pairs(dst + 2 * lo + run.shift, src(kw) + (lo - ow0), src(kw + 1) + (lo - ow0), hi - lo);
-                  add_run(dst, src(kw), {run.shift, hi, run.hi}, ow0, 2);
-                  add_run(dst, src(kw + 1), {next.shift, hi, next.hi}, ow0, 2);
-                } else {
-                  add_run(dst, src(kw), run, ow0, 2);
-                  add_run(dst, src(kw + 1), next, ow0, 2);
-                }
-                kw += 2;
+        mk.rows(tile, e - s, a, 0, &b, 1, K, plane, c, 0, false);
+      }
+      // col2im, output row by output row (the part of it in [s, e)): tap (kh, kw) of output
+      // columns [ow0, ow1) adds to input columns stride_cols apart on input row top + kh * dilation.
+      for (i64 oh = std::max(band.oh0, s / OW); oh < std::min(band.oh1, ceil_div(e, OW)); ++oh) {
+        const i64 ow0 = std::max<i64>(0, s - oh * OW), ow1 = std::min(OW, e - oh * OW);
+        for (i64 kw = 0; kw < KW; ++kw) runs[static_cast<std::size_t>(kw)] = tap_run(g, kw, ow0, ow1 - ow0);
+        const i64 top = oh * g.stride_rows - g.pad_top;
+        const Span kh_span = rows_in_band(g, top, band);
+        for (i64 kh = kh_span.first; kh < kh_span.end; ++kh)
+          for (i64 ch = 0; ch < C; ++ch) {
+            float* dst = dx + ((band.n * C + ch) * H + top + kh * g.dilation_rows) * W;
+            const auto src = [&](i64 kw) {  // tap kw's results from output column ow0 on
+              return columns.data() + ((kh * KW + kw) * C + ch) * fit + (oh * OW + ow0 - s);
+            };
+            for (i64 kw = 0; kw < KW;) {
+              const TapRun& run = runs[static_cast<std::size_t>(kw)];
+              if (!pairs || kw + 1 == KW) {
+                add_run(dst, src(kw), run, ow0, g.stride_cols);
+                ++kw;
+                continue;
               }
+              // Stride 2, no dilation: taps kw and kw + 1 fill the even and odd columns of one
+              // run, added in pairs where both land (each input column takes one of them).
+              const TapRun& next = runs[static_cast<std::size_t>(kw + 1)];
+              const i64 lo = std::max(run.lo, next.lo), hi = std::min(run.hi, next.hi);
+              if (lo < hi) {
+                add_run(dst, src(kw), {run.shift, run.lo, lo}, ow0, 2);
+                add_run(dst, src(kw + 1), {next.shift, next.lo, lo}, ow0, 2);
+                add_pairs(dst + 2 * lo + run.shift, src(kw) + (lo - ow0), src(kw + 1) + (lo - ow0), hi - lo);
+                add_run(dst, src(kw), {run.shift, hi, run.hi}, ow0, 2);
+                add_run(dst, src(kw + 1), {next.shift, hi, next.hi}, ow0, 2);
+              } else {
+                add_run(dst, src(kw), run, ow0, 2);
+                add_run(dst, src(kw + 1), next, ow0, 2);
+              }
+              kw += 2;
             }
-        }
+          }
       }
     }
   });

@@ -120,6 +120,10 @@ void conv2d_backprop_input_col2im_nchw(const ops::Conv2DGeometry& g, const float
 bool conv2d_nchw_pointwise_applies(const ops::Conv2DGeometry& g);
 void conv2d_forward_nchw_pointwise(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
 void conv2d_backprop_input_nchw_pointwise(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
+// The filter gradient of the same calls where one side has a vector of channels: one GEMM over the
+// batch's pixels, one side transposed block by block in cache (filter_nchw_pointwise.cpp).
+bool conv2d_filter_nchw_pointwise_applies(const ops::Conv2DGeometry& g);
+void conv2d_backprop_filter_nchw_pointwise(const ops::Conv2DGeometry& g, const float* x, const float* dy, float* df);
 
 // The NCHW ops on slabs of images transposed to NHWC, each then run by the NHWC dispatch
 // (nchw_slabs.cpp): Conv2D and the input gradient in their own dtype (transposed back), the filter

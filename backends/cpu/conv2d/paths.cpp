@@ -172,8 +172,17 @@ constexpr ConvPath winograd_row() {
 
 // The NCHW pointwise GEMM claims half and float32, not bfloat16: widened, it ran the 1x1 64 -> 256
 // layer of the bench at 20-26 ms where nchw_slabs on the native bfloat16 kernels took 11-15 (Zen 5).
+// The filter gradient's sums run over the batch in chunks: its non-finite results are recomputed.
 template <ConvOp op, FloatKernel fast>
 constexpr ConvPath pointwise_row() {
+  if constexpr (op == ConvOp::BackpropFilter)
+    return {"nchw_pointwise",
+            conv2d_filter_nchw_pointwise_applies,
+            FiniteRule::RerunIfNonFinite,
+            widened<op, fast, half>,
+            nullptr,
+            fast,
+            nullptr};
   return {"nchw_pointwise", conv2d_nchw_pointwise_applies, FiniteRule::None, widened<op, fast, half>, nullptr, fast,
           nullptr};
 }
@@ -220,6 +229,8 @@ constexpr ConvPath kBackpropInput[] = {
 constexpr ConvPath kBackpropFilter[] = {
     float_row<kW, conv2d_backprop_filter_depthwise>("depthwise", depthwise_row<kW>, FiniteRule::None),
     {"amx", amx_row<kW>, FiniteRule::RerunIfNonFinite, nullptr, conv2d_backprop_filter_amx},
+    // NCHW 1x1: before strips, which transposes all of dy.
+    pointwise_row<kW, conv2d_backprop_filter_nchw_pointwise>(),
     // First layers. half and bfloat16 widen block by block as they copy: no whole-tensor copies.
     {"strips", filter_strips_row, FiniteRule::RerunIfNonFinite, conv2d_backprop_filter_strips<half>,
      conv2d_backprop_filter_strips<bfloat16>, conv2d_backprop_filter_strips<float>},

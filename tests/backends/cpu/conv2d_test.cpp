@@ -186,20 +186,50 @@ TEST_CASE("cpu col2im input gradient gives the same bits for 1, 2 and 3 threads"
     i64 n, h, w, c, k, kh, kw, stride, dilation;
   };
   for (const Case& cs :
-       {Case{1, 37, 30, 3, 20, 7, 7, 2, 1}, Case{3, 21, 9, 1, 33, 3, 3, 1, 2}, Case{1, 16, 15, 5, 8, 5, 3, 3, 1}}) {
+       {Case{1, 37, 30, 3, 20, 7, 7, 2, 1}, Case{3, 21, 9, 1, 33, 3, 3, 1, 2}, Case{1, 16, 15, 5, 8, 5, 3, 3, 1}})
+    for (const bool nchw : {false, true}) {
+      ops::Conv2DAttrs a;
+      a.padding = ops::Padding::Same;
+      a.stride_rows = a.stride_cols = cs.stride;
+      a.dilation_rows = a.dilation_cols = cs.dilation;
+      a.data_format = nchw ? ops::DataFormat::NCHW : ops::DataFormat::NHWC;
+      const Shape input = nchw ? Shape{cs.n, cs.c, cs.h, cs.w} : Shape{cs.n, cs.h, cs.w, cs.c};
+      const auto g = ops::conv2d_geometry("Conv2D", a, input, Shape{cs.kh, cs.kw, cs.c, cs.k});
+      REQUIRE((nchw ? cpu::conv2d_input_col2im_nchw_applies(g) : cpu::conv2d_input_col2im_applies(g)));
+      check_against_oracle<float>(ConvOp::BackpropInput, g, rng);
+      const auto f = random_values<float>(rng, filt_size(g)), dy = random_values<float>(rng, out_size(g));
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        std::vector<float> got(static_cast<std::size_t>(in_size(g)));
+        tbb::task_arena(threads).execute([&] {
+          (nchw ? cpu::conv2d_backprop_input_col2im_nchw : cpu::conv2d_backprop_input_col2im)(g, f.data(), dy.data(),
+                                                                                              got.data());
+        });
+        if (threads == 1) first = got;
+        INFO((nchw ? "NCHW" : "NHWC") << " threads " << threads);
+        REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
+      }
+    }
+}
+
+// The NCHW pointwise filter gradient sums the batch's pixels in fixed chunks, on either side
+// transposed (pages apart on 1024 pixels: prefetched): the bits must not move with the threads.
+TEST_CASE("cpu NCHW pointwise filter gradient gives the same bits for 1, 2 and 3 threads", "[cpu][conv]") {
+  std::mt19937 rng(37);
+  for (const auto [n, h, w, c, k] : {std::array<i64, 5>{2, 33, 32, 16, 20}, {3, 5, 7, 40, 9}, {1, 4, 6, 3, 17}}) {
     ops::Conv2DAttrs a;
-    a.padding = ops::Padding::Same;
-    a.stride_rows = a.stride_cols = cs.stride;
-    a.dilation_rows = a.dilation_cols = cs.dilation;
-    const auto g = ops::conv2d_geometry("Conv2D", a, Shape{cs.n, cs.h, cs.w, cs.c}, Shape{cs.kh, cs.kw, cs.c, cs.k});
-    REQUIRE(cpu::conv2d_input_col2im_applies(g));
-    check_against_oracle<float>(ConvOp::BackpropInput, g, rng);
-    const auto f = random_values<float>(rng, filt_size(g)), dy = random_values<float>(rng, out_size(g));
+    a.data_format = ops::DataFormat::NCHW;
+    const auto g = ops::conv2d_geometry("Conv2D", a, Shape{n, c, h, w}, Shape{1, 1, c, k});
+    REQUIRE(cpu::conv2d_filter_nchw_pointwise_applies(g));
+    check_against_oracle<float>(ConvOp::BackpropFilter, g, rng);
+    const auto x = random_values<float>(rng, in_size(g)), dy = random_values<float>(rng, out_size(g));
     std::vector<float> first;
     for (int threads : {1, 2, 3}) {
-      std::vector<float> got(static_cast<std::size_t>(in_size(g)));
-      tbb::task_arena(threads).execute([&] { cpu::conv2d_backprop_input_col2im(g, f.data(), dy.data(), got.data()); });
+      std::vector<float> got(static_cast<std::size_t>(filt_size(g)));
+      tbb::task_arena(threads).execute(
+          [&] { cpu::conv2d_backprop_filter_nchw_pointwise(g, x.data(), dy.data(), got.data()); });
       if (threads == 1) first = got;
+      INFO("C " << c << " K " << k << " threads " << threads);
       REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
     }
   }
