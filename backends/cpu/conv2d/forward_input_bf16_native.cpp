@@ -87,6 +87,9 @@ void rows_driver(i64 pixels, i64 len, i64 cols, const u32* panel, i64 tap_stride
         prepare(tile + 1, next);
         for (i64 i = 0; taps == 1 && i < next.used * next.rows; ++i)
           prefetch_to_l2(next.a[static_cast<std::size_t>(i)], len * i64{sizeof(u16)});
+        // Its output rows too, written once, whatever the filter (as the float32 rows driver;
+        // 3x3 stride 2 128->128 input gradient 1.07x on Zen 4).
+        for (i64 r = 0; r < next.rows; ++r) prefetch_to_l2(next.c[r] + col0, ncols * i64{sizeof(u16)});
       }
       if (now.used == 0) {  // all padding: the outputs are zero
         for (i64 r = 0; r < now.rows; ++r) std::fill_n(now.c[r] + col0, ncols, u16{0});
