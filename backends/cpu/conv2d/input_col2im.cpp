@@ -20,6 +20,7 @@
 // zeros); per task, one block of GEMM results (sized from the L2 cache).
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <tbb/parallel_for.h>
@@ -27,6 +28,7 @@
 
 #include "dagrad/backends/cpu/conv2d/int_division.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
+#include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
 #include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
@@ -52,13 +54,6 @@ TapColumns tap_columns(const Conv2DGeometry& g, const float* f) {
     for (i64 j = 0; j < tc.width; ++j) tc.ft[static_cast<std::size_t>(k * tc.row + j)] = f[j * K + k];
   });
   return tc;
-}
-
-// Pixels per GEMM block: a quarter of L2 for the block's `width` floats a pixel, a multiple of
-// `unit` pixels (at least one).
-i64 block_pixels(i64 width, i64 unit) {
-  const i64 budget = std::max<i64>(cpu_info().l2_bytes, i64{256} << 10) / 4;
-  return std::max(unit, budget / (std::max<i64>(width, 1) * static_cast<i64>(sizeof(float))) / unit * unit);
 }
 
 // A task: a band of input rows [r0, r1) of image n, and the output rows [oh0, oh1) whose windows
@@ -134,7 +129,7 @@ void conv2d_backprop_input_col2im(const Conv2DGeometry& g, const float* f, const
   const MicroKernels& mk = micro_kernels();
   const i64 W = g.in_cols, C = g.in_depth, K = g.out_depth, KW = g.filter_cols;
   const TapColumns tc = tap_columns(g, f);
-  const i64 block = std::min(block_pixels(tc.row, mk.tile_rows), g.out_cols);
+  const i64 block = std::min(l2_block_pixels(tc.row, mk.tile_rows), g.out_cols);
   const auto zero = [&](i64 n, i64 r0, i64 r1) {
     std::fill(dx + (n * g.in_rows + r0) * W * C, dx + (n * g.in_rows + r1) * W * C, 0.0f);
   };
@@ -185,14 +180,14 @@ void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, 
   // from a whole vector on (a multiple of vl) to a whole vector or the plane's end: a pixel takes
   // the same lane of the same kernel, and a split row the same parts, whatever the bands (the
   // column tails run other instructions, whose bits differ).
-  const i64 fit = block_pixels(width, vl);
+  const i64 fit = std::min(l2_block_pixels(width, vl), ceil_div(plane, vl) * vl);
   const auto zero = [&](i64 n, i64 r0, i64 r1) {
     for (i64 ch = 0; ch < C; ++ch) std::fill(dx + ((n * C + ch) * H + r0) * W, dx + ((n * C + ch) * H + r1) * W, 0.0f);
   };
   const bool pairs = g.stride_cols == 2 && g.dilation_cols == 1;
   for_each_band(g, zero, [&](const Band& band) {
     const i64 q0 = band.oh0 * OW, q1 = band.oh1 * OW;  // the pixels of the output rows that reach the band
-    std::vector<float> columns(static_cast<std::size_t>(width * fit));
+    const std::unique_ptr<float[]> columns(new float[static_cast<std::size_t>(width * fit)]);  // written first
     std::vector<TapRun> runs(static_cast<std::size_t>(KW));  // each tap column's run in a row's part
     const float* a[kMaxRows];
     float* c[kMaxRows];
@@ -203,7 +198,7 @@ void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, 
         const int tile = static_cast<int>(std::min<i64>(mk.tile_rows, width - m0));
         for (int r = 0; r < tile; ++r) {
           a[r] = f + (m0 + r) * K;
-          c[r] = columns.data() + (m0 + r) * fit;
+          c[r] = columns.get() + (m0 + r) * fit;
         }
         mk.rows(tile, e - s, a, 0, &b, 1, K, plane, c, 0, false);
       }
@@ -218,7 +213,7 @@ void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, 
           for (i64 ch = 0; ch < C; ++ch) {
             float* dst = dx + ((band.n * C + ch) * H + top + kh * g.dilation_rows) * W;
             const auto src = [&](i64 kw) {  // tap kw's results from output column ow0 on
-              return columns.data() + ((kh * KW + kw) * C + ch) * fit + (oh * OW + ow0 - s);
+              return columns.get() + ((kh * KW + kw) * C + ch) * fit + (oh * OW + ow0 - s);
             };
             for (i64 kw = 0; kw < KW;) {
               const TapRun& run = runs[static_cast<std::size_t>(kw)];

@@ -111,7 +111,11 @@ bool conv2d_forward_strips_fused(const ops::Conv2DGeometry& g, const T* x, const
 // GEMM against the filter's taps side by side, then a col2im (input_col2im.cpp).
 bool conv2d_input_col2im_applies(const ops::Conv2DGeometry& g);
 void conv2d_backprop_input_col2im(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
-// The same in NCHW: f's rows times dy's planes, vectorised along output pixels.
+// NCHW Conv2D of first layers (C below a vector, groups = 1, unit column stride) as an im2col
+// and a GEMM written straight to y's planes (forward_im2col_nchw.cpp).
+bool conv2d_forward_im2col_nchw_applies(const ops::Conv2DGeometry& g);
+void conv2d_forward_im2col_nchw(const ops::Conv2DGeometry& g, const float* x, const float* f, float* y);
+// The input gradient's col2im in NCHW: f's rows times dy's planes, vectorised along output pixels.
 bool conv2d_input_col2im_nchw_applies(const ops::Conv2DGeometry& g);
 void conv2d_backprop_input_col2im_nchw(const ops::Conv2DGeometry& g, const float* f, const float* dy, float* dx);
 

@@ -90,6 +90,9 @@ bool forward_strips_row(const Conv2DGeometry& g) {
 }
 // The GEMM computes every tap of every output pixel, as Conv2D's paths do.
 bool input_col2im_row(const Conv2DGeometry& g) { return bounded<ConvOp::Forward>(g) && conv2d_input_col2im_applies(g); }
+bool forward_im2col_nchw_row(const Conv2DGeometry& g) {
+  return bounded<ConvOp::Forward>(g) && conv2d_forward_im2col_nchw_applies(g);
+}
 bool input_col2im_nchw_row(const Conv2DGeometry& g) {
   return bounded<ConvOp::Forward>(g) && conv2d_input_col2im_nchw_applies(g);
 }
@@ -202,6 +205,8 @@ constexpr ConvPath kForward[] = {
     float_row<kF, conv2d_forward_fast>("nhwc_fast", nhwc_fast_row<kF>, FiniteRule::FilterIfPadded),
     // NCHW. Pointwise: no padding, and its column tails run single floats: no finite rule.
     pointwise_row<kF, conv2d_forward_nchw_pointwise>(),
+    // NCHW first layers: y written in place, where nchw_slabs transposed it (forward_im2col_nchw.cpp).
+    float_row<kF, conv2d_forward_im2col_nchw>("nchw_im2col", forward_im2col_nchw_row, FiniteRule::FilterIfPadded),
     // Through the NHWC rows in the call's dtype, whose own finite rules then hold.
     {"nchw_slabs", nchw_slabs_row<kF>, FiniteRule::None, conv2d_forward_nchw_slabs<half>,
      conv2d_forward_nchw_slabs<bfloat16>, conv2d_forward_nchw_slabs<float>},

@@ -1,9 +1,19 @@
 // Small helpers the conv drivers share to walk their register tiles.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
+#include "dagrad/backends/cpu/cpu_info.hpp"
+
 namespace dagrad::cpu {
+
+// Pixels per block of an im2col or col2im GEMM: a quarter of L2 for the block's `width` floats a
+// pixel, a multiple of `unit` pixels (at least one).
+inline std::int64_t l2_block_pixels(std::int64_t width, std::int64_t unit) {
+  const std::int64_t budget = std::max<std::int64_t>(cpu_info().l2_bytes, std::int64_t{256} << 10) / 4;
+  return std::max(unit, budget / (std::max<std::int64_t>(width, 1) * std::int64_t{sizeof(float)}) / unit * unit);
+}
 
 // Calls tile(first, count) over `items` (pixels or channels) in tiles of nearly equal size, at
 // most max_count each: 28 as 4 tiles of 7, not 3 of 8 and a thin one of 4, which holds too few

@@ -233,13 +233,14 @@ TEST_CASE("an unknown or non-applying cpu conv path is an InvalidArgument naming
     CHECK(e.code() == Code::InvalidArgument);
     CHECK(std::string(e.what()) ==
           "Conv2D: unknown kernel path 'bogus'; the paths of Conv2D are depthwise, amx, winograd, bf16_native, "
-          "strips, nhwc_fast, nchw_pointwise, nchw_slabs, nchw_fast, generic");
+          "strips, nhwc_fast, nchw_pointwise, nchw_im2col, nchw_slabs, nchw_fast, generic");
   }
   CHECK_THAT(error_of([&] {
                run_op("Conv2D", {xc, f}, attrs_c, {.kernel_path = "nhwc_fast"});
              }),
              Contains("Conv2D: kernel path 'nhwc_fast' does not apply to this call (float NCHW, input [1,4,6,40], "
-                      "filter [3,3,4,8], groups 1); the paths that apply: nchw_slabs, nchw_fast, generic"));
+                      "filter [3,3,4,8], groups 1); the paths that apply: nchw_im2col, nchw_slabs, nchw_fast, "
+                      "generic"));
   const Tensor x64 = x.cast(DType::Float64), f64 = f.cast(DType::Float64);
   CHECK_THAT(error_of([&] {
                run_op("Conv2D", {x64, f64}, attrs, {.kernel_path = "nhwc_fast"});
@@ -314,13 +315,13 @@ TEST_CASE("the default cpu conv dispatch picks the expected path for representat
       {fixed_case("NHWC", "SAME", 2, 9, 9, 32, 48, 3, 3, 1, 1, 4), DType::Float32, "nhwc_fast", "nhwc_fast",
        "nhwc_fast"},
       // NCHW runs through the NHWC rows where one of them takes the call (nchw_slabs), in its own
-      // dtype; nchw_fast keeps the groups too thin for nhwc_fast, nchw_col2im the first layers' input
-      // gradient.
+      // dtype; nchw_fast keeps the groups too thin for nhwc_fast, nchw_im2col and nchw_col2im the
+      // first layers' Conv2D and input gradient.
       {fixed_case("NCHW", "SAME", 2, 6, 40, 32, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_slabs", "nchw_slabs",
        "nchw_slabs"},
       {fixed_case("NCHW", "SAME", 2, 6, 40, 32, 16, 3, 3, 1, 1, 1), DType::BFloat16, "nchw_slabs", "nchw_slabs",
        "nchw_slabs"},
-      {fixed_case("NCHW", "SAME", 2, 6, 40, 1, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_slabs", "nchw_col2im",
+      {fixed_case("NCHW", "SAME", 2, 6, 40, 1, 16, 3, 3, 1, 1, 1), DType::Float32, "nchw_im2col", "nchw_col2im",
        "strips"},
       {fixed_case("NCHW", "SAME", 2, 9, 9, 8, 8, 3, 3, 1, 1, 4), DType::Float32, "nchw_fast", "nchw_fast",
        "nchw_slabs"},

@@ -212,6 +212,31 @@ TEST_CASE("cpu col2im input gradient gives the same bits for 1, 2 and 3 threads"
     }
 }
 
+// The NCHW im2col Conv2D splits each plane into blocks at fixed places: the same bits for any
+// thread count, also where a block ends inside an output row (a plane of more than one block).
+TEST_CASE("cpu NCHW im2col Conv2D gives the same bits for 1, 2 and 3 threads", "[cpu][conv]") {
+  std::mt19937 rng(41);
+  for (const auto [n, h, w, c, k, kh, kw, stride_rows] :
+       {std::array<i64, 8>{2, 30, 29, 1, 20, 5, 5, 1}, {1, 9, 300, 3, 40, 7, 7, 2}, {3, 8, 9, 15, 7, 3, 2, 3}}) {
+    ops::Conv2DAttrs a;
+    a.data_format = ops::DataFormat::NCHW;
+    a.padding = ops::Padding::Same;
+    a.stride_rows = stride_rows;
+    const auto g = ops::conv2d_geometry("Conv2D", a, Shape{n, c, h, w}, Shape{kh, kw, c, k});
+    REQUIRE(cpu::conv2d_forward_im2col_nchw_applies(g));
+    check_against_oracle<float>(ConvOp::Forward, g, rng);
+    const auto x = random_values<float>(rng, in_size(g)), f = random_values<float>(rng, filt_size(g));
+    std::vector<float> first;
+    for (int threads : {1, 2, 3}) {
+      std::vector<float> got(static_cast<std::size_t>(out_size(g)));
+      tbb::task_arena(threads).execute([&] { cpu::conv2d_forward_im2col_nchw(g, x.data(), f.data(), got.data()); });
+      if (threads == 1) first = got;
+      INFO("C " << c << " threads " << threads);
+      REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
 // The NCHW pointwise filter gradient sums the batch's pixels in fixed chunks, on either side
 // transposed (pages apart on 1024 pixels: prefetched): the bits must not move with the threads.
 TEST_CASE("cpu NCHW pointwise filter gradient gives the same bits for 1, 2 and 3 threads", "[cpu][conv]") {
