@@ -75,8 +75,8 @@ void grid_tile(const u32* x, const i64* off, i64 sx, i64 rs, i64 cols, i64 nrows
   __m512 acc[MR][NV];
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v)
-      acc[r][v] =
-          v + 1 < NV ? _mm512_loadu_ps(d + r * ldd + 16 * v) : _mm512_maskz_loadu_ps(last, d + r * ldd + 16 * v);
+      acc[r][v] = v + 1 < NV || last == 0xffff ? _mm512_loadu_ps(d + r * ldd + 16 * v)
+                                               : _mm512_maskz_loadu_ps(last, d + r * ldd + 16 * v);
   for (i64 i = 0; i < nrows; ++i) {
     const u32* xr[MR];
     for (int r = 0; r < MR; ++r) xr[r] = x + i * rs + off[r];
@@ -92,7 +92,7 @@ void grid_tile(const u32* x, const i64* off, i64 sx, i64 rs, i64 cols, i64 nrows
   }
   for (int r = 0; r < MR; ++r)
     for (int v = 0; v < NV; ++v) {
-      if (v + 1 < NV)
+      if (v + 1 < NV || last == 0xffff)
         _mm512_storeu_ps(d + r * ldd + 16 * v, acc[r][v]);
       else
         _mm512_mask_storeu_ps(d + r * ldd + 16 * v, last, acc[r][v]);
