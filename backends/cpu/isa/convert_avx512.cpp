@@ -103,15 +103,33 @@ void float_to_bf16(const float* in, std::uint16_t* out, i64 count) {
 // and infinite lane as Eigen does; the lanes it treats otherwise (NaN: payload kept; denormal:
 // flushed) take the integer path above. Compiled for AVX-512 BF16 in this function only, and
 // called only where the CPU has it (convert.cpp).
+namespace {
+// 16 lanes by vcvtneps2bf16, its special lanes (QNaN, denormal, SNaN) by the integer path.
+__attribute__((target("avx512bf16"))) inline __m256i bf16_native16(__m512 f) {
+  const __mmask16 special = _mm512_fpclass_ps_mask(f, 0x01 | 0x20 | 0x80);
+  const __m256i r = (__m256i)_mm512_cvtneps_pbh(f);
+  return special ? _mm256_mask_blend_epi16(special, r, float16_to_bf16(f)) : r;
+}
+}  // namespace
+
 __attribute__((target("avx512bf16"))) void float_to_bf16_native(const float* in, std::uint16_t* out, i64 count) {
-  // convert()'s loop written out: a lambda would not take this function's target.
-  for (i64 i = 0; i < count; i += 16) {
+  // 32 at a time: where no lane is special, one two-source conversion and one 64-byte store
+  // (bfloat16 3x3 1->32 Conv2D, which narrows its whole output, 1.05x on Zen 4).
+  i64 i = 0;
+  for (; i + 32 <= count; i += 32) {
+    const __m512 lo = _mm512_loadu_ps(in + i), hi = _mm512_loadu_ps(in + i + 16);
+    if (_mm512_fpclass_ps_mask(lo, 0x01 | 0x20 | 0x80) | _mm512_fpclass_ps_mask(hi, 0x01 | 0x20 | 0x80)) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), bf16_native16(lo));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 16), bf16_native16(hi));
+    } else {
+      _mm512_storeu_si512(out + i, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    }
+  }
+  // The rest 16 at a time, the last step masked (convert()'s loop written out: a lambda would not
+  // take this function's target).
+  for (; i < count; i += 16) {
     const __mmask16 m = count - i >= 16 ? kAll : static_cast<__mmask16>((1u << (count - i)) - 1);
-    const __m512 f = load16(m, in + i);
-    const __mmask16 special = _mm512_fpclass_ps_mask(f, 0x01 | 0x20 | 0x80);  // QNaN, denormal, SNaN
-    __m256i r = (__m256i)_mm512_cvtneps_pbh(f);
-    if (special) r = _mm256_mask_blend_epi16(special, r, float16_to_bf16(f));
-    store16(m, out + i, r);
+    store16(m, out + i, bf16_native16(load16(m, in + i)));
   }
 }
 
