@@ -24,7 +24,10 @@ namespace {
 using ops::Conv2DGeometry;
 using i64 = std::int64_t;
 
-constexpr i64 kPixelBlock = 128;    // pixels per pass: fewer passes over the df slab (64 measured slower)
+// Pixels per pass: fewer passes over the df slab (64 measured slower; 256 against 128, 3x3 stride
+// 2 layers of 64 and 128 channels 1.04-1.05x on Zen 4, the same bits: each sum adds its pixels in
+// order whatever the blocks).
+constexpr i64 kPixelBlock = 256;
 constexpr i64 kRowGroup = 64;       // df rows per task at most
 constexpr i64 kFilterColumns = 64;  // df columns per micro-kernel call (4 AVX-512 registers)
 
