@@ -1,8 +1,9 @@
 // float32 matrix products on the conv `rows` micro-kernel (microkernels.hpp): MatMul and the NCHW
 // 1x1 convolutions. Tasks own blocks of C (row groups by column blocks, split from the thread
 // count) and sweep their columns 64 at a time, each block of B (64 columns of up to 128 rows) read
-// from L1 by every row tile of the group. Every C element sums k in blocks of 128, in order, within
-// one task: the bits do not depend on the thread count or the split.
+// from L1 by every row tile of the group; where rows lie pages apart (NCHW 1x1 convolutions),
+// blocks of 64 rows, and the next block of B and the next tile's C lines prefetched to L2. Every C
+// element sums k in order within one task: the bits do not depend on the thread count or the split.
 #pragma once
 
 #include <cstdint>
