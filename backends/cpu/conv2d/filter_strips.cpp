@@ -30,6 +30,7 @@
 #include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
 #include "dagrad/backends/cpu/conv2d/strips.hpp"
 #include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
+#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -68,11 +69,9 @@ class FloatBlock {
         st_(st),
         mk_(micro_kernels()),
         slices_(strips_share_rows(g)),
-        strips_(static_cast<std::size_t>(block_rows * st.floats)) {  // a slice of r rows: at most r strips
-    const auto block_dy = static_cast<std::size_t>(block_rows * g.out_cols * g.out_depth);
-    if constexpr (!std::is_same_v<T, float>) dy_.resize(block_dy);
-    if (g.data_format == ops::DataFormat::NCHW) nhwc_.resize(block_dy);
-  }
+        strips_(block_rows * st.floats),  // a slice of r rows: at most r strips
+        dy_(std::is_same_v<T, float> ? 0 : block_rows * g.out_cols * g.out_depth),
+        nhwc_(g.data_format == ops::DataFormat::NCHW ? block_rows * g.out_cols * g.out_depth : 0) {}
   int max_rows(i64 columns) const { return mk_.grid_max_rows(columns); }
 
   // Output rows [q, q + nq) of all images in turn.
@@ -113,8 +112,8 @@ class FloatBlock {
   const Strips& st_;
   const MicroKernels& mk_;
   bool slices_;
-  std::vector<float> strips_, dy_;
-  std::vector<T> nhwc_;  // the block's dy rows transposed from NCHW
+  HostArray<float> strips_, dy_;  // each block writes all it reads
+  HostArray<T> nhwc_;             // the block's dy rows transposed from NCHW
   std::vector<Segment> segments_;
   const float* y_ = nullptr;
 };
@@ -133,14 +132,12 @@ class PairBlock {
         sx_(strip_pixel_step(g)),  // 0 for a lone pixel: its phantom partner reads itself
         pairs_((g.out_cols + 1) / 2),
         ldy_((g.out_depth + 15) / 16 * 16),
-        bits_(static_cast<std::size_t>(block_rows * st.floats + sx_)),
-        words_(static_cast<std::size_t>(block_rows * st.floats)),
+        bits_(block_rows * st.floats + sx_),
+        words_(block_rows * st.floats),
         one_tile_(g.filter_rows * g.filter_cols * g.in_depth <= kBf16MaxGridRows),
         dy_(static_cast<std::size_t>(one_tile_ ? 0 : block_rows * pairs_ * ldy_)),
-        pixels_(static_cast<std::size_t>(g.out_cols)) {
-    if (g.data_format == ops::DataFormat::NCHW)
-      nhwc_.resize(static_cast<std::size_t>(block_rows * g.out_cols * g.out_depth));
-  }
+        nhwc_(g.data_format == ops::DataFormat::NCHW ? block_rows * g.out_cols * g.out_depth : 0),
+        pixels_(static_cast<std::size_t>(g.out_cols)) {}
   int max_rows(i64 columns) const { return one_tile_ ? kBf16MaxGridRows : bk_.grid_max_rows(columns); }
 
   void load(const bfloat16* x, const bfloat16* dy, i64 q, i64 nq) {
@@ -173,12 +170,12 @@ class PairBlock {
   const Strips& st_;
   const Bf16Kernels& bk_;
   i64 sx_, pairs_, ldy_;
-  std::vector<u16> bits_;
-  std::vector<u32> words_;
+  HostArray<u16> bits_;  // each block writes all it reads
+  HostArray<u32> words_;
   bool one_tile_;
   std::vector<u32> dy_;
-  const u16* rows_ = nullptr;   // the block's dy rows (NHWC) where one_tile_
-  std::vector<bfloat16> nhwc_;  // the block's dy rows transposed from NCHW
+  const u16* rows_ = nullptr;  // the block's dy rows (NHWC) where one_tile_
+  HostArray<bfloat16> nhwc_;   // the block's dy rows transposed from NCHW
   std::vector<const u16*> pixels_;
 };
 
