@@ -13,13 +13,13 @@
 // columns (sized from the L2 cache).
 #include <algorithm>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #include <tbb/parallel_for.h>
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
+#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -70,14 +70,14 @@ void conv2d_forward_im2col_nchw(const Conv2DGeometry& g, const float* x, const f
   const i64 blocks = (plane + block - 1) / block;
   tbb::parallel_for(i64{0}, g.batch * blocks, [&](i64 task) {
     const i64 n = task / blocks, s = task % blocks * block, e = std::min(plane, s + block);
-    const std::unique_ptr<float[]> columns(new float[static_cast<std::size_t>(width * block)]);  // all written
+    const HostArray<float> columns(width * block);  // filled for the block before the GEMM reads it
     for (i64 kh = 0; kh < g.filter_rows; ++kh)
       for (i64 kw = 0; kw < KW; ++kw)
         for (i64 ch = 0; ch < C; ++ch)
-          fill_columns(g, x, n, kh, kw, ch, s, e, columns.get() + ((kh * KW + kw) * C + ch) * block);
+          fill_columns(g, x, n, kh, kw, ch, s, e, columns.data() + ((kh * KW + kw) * C + ch) * block);
     const float* a[kMaxRows];
     float* c[kMaxRows];
-    const float* b = columns.get();
+    const float* b = columns.data();
     equal_tiles(K, mk.tile_rows, [&](i64 k0, i64 tile) {  // 32 as 5, 5, 6, 5, 5, 6: no thin tile
       for (i64 r = 0; r < tile; ++r) {
         a[r] = ft.data() + (k0 + r) * width;

@@ -20,7 +20,6 @@
 // zeros); per task, one block of GEMM results (sized from the L2 cache).
 #include <algorithm>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include <tbb/parallel_for.h>
@@ -30,6 +29,7 @@
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
 #include "dagrad/backends/cpu/cpu_info.hpp"
+#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
 namespace dagrad::cpu {
@@ -134,7 +134,7 @@ void conv2d_backprop_input_col2im(const Conv2DGeometry& g, const float* f, const
     std::fill(dx + (n * g.in_rows + r0) * W * C, dx + (n * g.in_rows + r1) * W * C, 0.0f);
   };
   for_each_band(g, zero, [&](const Band& band) {
-    std::vector<float> columns(static_cast<std::size_t>(block * tc.row));
+    const HostArray<float> columns(block * tc.row);  // written by the GEMM before the col2im reads it
     const float* a[kMaxRows];
     float* c[kMaxRows];
     const float* b = tc.ft.data();
@@ -186,8 +186,8 @@ void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, 
   };
   const bool pairs = g.stride_cols == 2 && g.dilation_cols == 1;
   for_each_band(g, zero, [&](const Band& band) {
-    const i64 q0 = band.oh0 * OW, q1 = band.oh1 * OW;  // the pixels of the output rows that reach the band
-    const std::unique_ptr<float[]> columns(new float[static_cast<std::size_t>(width * fit)]);  // written first
+    const i64 q0 = band.oh0 * OW, q1 = band.oh1 * OW;        // the pixels of the output rows that reach the band
+    const HostArray<float> columns(width * fit);             // written by the GEMM before the col2im reads it
     std::vector<TapRun> runs(static_cast<std::size_t>(KW));  // each tap column's run in a row's part
     const float* a[kMaxRows];
     float* c[kMaxRows];
@@ -198,7 +198,7 @@ void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, 
         const int tile = static_cast<int>(std::min<i64>(mk.tile_rows, width - m0));
         for (int r = 0; r < tile; ++r) {
           a[r] = f + (m0 + r) * K;
-          c[r] = columns.get() + (m0 + r) * fit;
+          c[r] = columns.data() + (m0 + r) * fit;
         }
         mk.rows(tile, e - s, a, 0, &b, 1, K, plane, c, 0, false);
       }
@@ -213,7 +213,7 @@ void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, 
           for (i64 ch = 0; ch < C; ++ch) {
             float* dst = dx + ((band.n * C + ch) * H + top + kh * g.dilation_rows) * W;
             const auto src = [&](i64 kw) {  // tap kw's results from output column ow0 on
-              return columns.get() + ((kh * KW + kw) * C + ch) * fit + (oh * OW + ow0 - s);
+              return columns.data() + ((kh * KW + kw) * C + ch) * fit + (oh * OW + ow0 - s);
             };
             for (i64 kw = 0; kw < KW;) {
               const TapRun& run = runs[static_cast<std::size_t>(kw)];
