@@ -12,10 +12,11 @@
 //
 // Threads take bands of input rows of one image and compute the GEMM rows of every output row
 // that reaches their band (the rows shared by two bands are computed twice: a few filter rows per
-// band). Each dx element sums its terms over output rows, then output columns, in ascending
-// order, whatever the bands: the bits do not depend on the thread count. Only real terms are
-// added (taps in the padding are computed and dropped), so Inf and NaN in f or dy give the
-// reference's pattern.
+// band). Each dx element sums its terms over output rows in ascending order, then over a row's
+// taps, whatever the bands; NCHW computes its GEMM in blocks at fixed places of the plane, so a
+// pixel also takes the same kernel lane: the bits do not depend on the thread count. Only real
+// terms are added (taps in the padding are computed and dropped), so Inf and NaN in f or dy give
+// the reference's pattern.
 // Workspace: NHWC, the filter transposed to [k][tap * C + c] (rows padded to whole vectors with
 // zeros); per task, one block of GEMM results (sized from the L2 cache).
 #include <algorithm>
@@ -28,7 +29,6 @@
 #include "dagrad/backends/cpu/conv2d/int_division.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
-#include "dagrad/backends/cpu/cpu_info.hpp"
 #include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
 
