@@ -11,20 +11,6 @@
 
 namespace dagrad::cpu {
 
-// `count` values of T from the caching host allocator, not initialised: per-task workspace that
-// is written before it is read (a std::vector's zero fill and fresh pages took 8% of a first
-// layer's NCHW filter gradient).
-template <class T>
-class HostArray {
- public:
-  explicit HostArray(std::int64_t count)
-      : buffer_(host_allocator(), static_cast<std::size_t>(std::max<std::int64_t>(count, 1)) * sizeof(T)) {}
-  T* data() const { return static_cast<T*>(buffer_.data()); }
-
- private:
-  Buffer buffer_;
-};
-
 class FloatBuffer {
  public:
   explicit FloatBuffer(std::int64_t count)

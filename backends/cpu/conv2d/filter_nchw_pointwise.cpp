@@ -17,8 +17,8 @@
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
 #include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
-#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/backends/cpu/scratch_array.hpp"
 #include "dagrad/backends/cpu/transpose.hpp"
 
 namespace dagrad::cpu {
@@ -58,7 +58,7 @@ void conv2d_backprop_filter_nchw_pointwise(const Conv2DGeometry& g, const float*
   const bool prefetch = plane >= kPageFloats;
   tbb::parallel_for(i64{0}, chunks, [&](i64 chunk) {
     float* out = partials.chunk(chunk);
-    const HostArray<float> packed(block * cols.channels);  // each block transposed before it is read
+    const ScratchArray<float> packed(block * cols.channels);  // each block transposed before it is read
     const float* b = packed.data();
     const float* a[kMaxRows];
     float* c[kMaxRows];

@@ -16,8 +16,8 @@
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
-#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/backends/cpu/scratch_array.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -113,7 +113,7 @@ void conv2d_backprop_filter_fast(const Conv2DGeometry& g, const float* x, const 
       for (i64 r = r0; r < r1; ++r) std::fill_n(d + (s * seg.rows + r) * K + k0, kg, 0.0f);
     // Register tiles of nearly equal height (mr at most) cover the task's rows.
     const i64 tiles = (nrows + mr - 1) / mr;
-    const HostArray<float> scratch(kPixelBlock * nrows);  // edge pixels' panels, each written before read
+    const ScratchArray<float> scratch(kPixelBlock * nrows);  // edge pixels' panels, each written before read
     PixelBlock block;
     const float* xs[kPixelBlock];
     const float* ys[kPixelBlock];

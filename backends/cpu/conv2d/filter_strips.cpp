@@ -30,8 +30,8 @@
 #include "dagrad/backends/cpu/conv2d/reduction_partials.hpp"
 #include "dagrad/backends/cpu/conv2d/strips.hpp"
 #include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
-#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/backends/cpu/scratch_array.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -112,8 +112,8 @@ class FloatBlock {
   const Strips& st_;
   const MicroKernels& mk_;
   bool slices_;
-  HostArray<float> strips_, dy_;  // each block writes all it reads
-  HostArray<T> nhwc_;             // the block's dy rows transposed from NCHW
+  ScratchArray<float> strips_, dy_;  // each block writes all it reads
+  ScratchArray<T> nhwc_;             // the block's dy rows transposed from NCHW
   std::vector<Segment> segments_;
   const float* y_ = nullptr;
 };
@@ -170,12 +170,12 @@ class PairBlock {
   const Strips& st_;
   const Bf16Kernels& bk_;
   i64 sx_, pairs_, ldy_;
-  HostArray<u16> bits_;  // each block writes all it reads
-  HostArray<u32> words_;
+  ScratchArray<u16> bits_;  // each block writes all it reads
+  ScratchArray<u32> words_;
   bool one_tile_;
   std::vector<u32> dy_;
-  const u16* rows_ = nullptr;  // the block's dy rows (NHWC) where one_tile_
-  HostArray<bfloat16> nhwc_;   // the block's dy rows transposed from NCHW
+  const u16* rows_ = nullptr;    // the block's dy rows (NHWC) where one_tile_
+  ScratchArray<bfloat16> nhwc_;  // the block's dy rows transposed from NCHW
   std::vector<const u16*> pixels_;
 };
 

@@ -19,8 +19,8 @@
 
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
-#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/backends/cpu/scratch_array.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -70,7 +70,7 @@ void conv2d_forward_im2col_nchw(const Conv2DGeometry& g, const float* x, const f
   const i64 blocks = (plane + block - 1) / block;
   tbb::parallel_for(i64{0}, g.batch * blocks, [&](i64 task) {
     const i64 n = task / blocks, s = task % blocks * block, e = std::min(plane, s + block);
-    const HostArray<float> columns(width * block);  // filled for the block before the GEMM reads it
+    const ScratchArray<float> columns(width * block);  // filled for the block before the GEMM reads it
     for (i64 kh = 0; kh < g.filter_rows; ++kh)
       for (i64 kw = 0; kw < KW; ++kw)
         for (i64 ch = 0; ch < C; ++ch)

@@ -29,8 +29,8 @@
 #include "dagrad/backends/cpu/conv2d/int_division.hpp"
 #include "dagrad/backends/cpu/conv2d/kernels.hpp"
 #include "dagrad/backends/cpu/conv2d/tile_walk.hpp"
-#include "dagrad/backends/cpu/float_buffer.hpp"
 #include "dagrad/backends/cpu/microkernels.hpp"
+#include "dagrad/backends/cpu/scratch_array.hpp"
 
 namespace dagrad::cpu {
 namespace {
@@ -134,7 +134,7 @@ void conv2d_backprop_input_col2im(const Conv2DGeometry& g, const float* f, const
     std::fill(dx + (n * g.in_rows + r0) * W * C, dx + (n * g.in_rows + r1) * W * C, 0.0f);
   };
   for_each_band(g, zero, [&](const Band& band) {
-    const HostArray<float> columns(block * tc.row);  // written by the GEMM before the col2im reads it
+    const ScratchArray<float> columns(block * tc.row);  // written by the GEMM before the col2im reads it
     const float* a[kMaxRows];
     float* c[kMaxRows];
     const float* b = tc.ft.data();
@@ -187,7 +187,7 @@ void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, 
   const bool pairs = g.stride_cols == 2 && g.dilation_cols == 1;
   for_each_band(g, zero, [&](const Band& band) {
     const i64 q0 = band.oh0 * OW, q1 = band.oh1 * OW;        // the pixels of the output rows that reach the band
-    const HostArray<float> columns(width * fit);             // written by the GEMM before the col2im reads it
+    const ScratchArray<float> columns(width * fit);          // written by the GEMM before the col2im reads it
     std::vector<TapRun> runs(static_cast<std::size_t>(KW));  // each tap column's run in a row's part
     const float* a[kMaxRows];
     float* c[kMaxRows];
