@@ -115,6 +115,38 @@ void add_pairs(float* __restrict d, const float* __restrict even, const float* _
   }
 }
 
+// One filter row's taps, kw in order, onto input row `dst`: tap kw's results (from output column
+// ow0 on) at src + kw * tap_stride, over runs[kw]. With `pairs` (stride 2, no dilation), taps kw
+// and kw + 1 fill the even and odd columns of one run, added in pairs where both land (each input
+// column takes one of them, so each sum still adds its taps in order).
+void add_taps(float* dst, const float* src, i64 tap_stride, const std::vector<TapRun>& runs, i64 ow0, i64 stride,
+              bool pairs) {
+  const i64 taps = static_cast<i64>(runs.size());
+  for (i64 kw = 0; kw < taps;) {
+    const TapRun& run = runs[static_cast<std::size_t>(kw)];
+    const float* here = src + kw * tap_stride;
+    if (!pairs || kw + 1 == taps) {
+      add_run(dst, here, run, ow0, stride);
+      ++kw;
+      continue;
+    }
+    const TapRun& next = runs[static_cast<std::size_t>(kw + 1)];
+    const float* there = here + tap_stride;
+    const i64 lo = std::max(run.lo, next.lo), hi = std::min(run.hi, next.hi);
+    if (lo < hi) {
+      add_run(dst, here, {run.shift, run.lo, lo}, ow0, 2);
+      add_run(dst, there, {next.shift, next.lo, lo}, ow0, 2);
+      add_pairs(dst + 2 * lo + run.shift, here + (lo - ow0), there + (lo - ow0), hi - lo);
+      add_run(dst, here, {run.shift, hi, run.hi}, ow0, 2);
+      add_run(dst, there, {next.shift, hi, next.hi}, ow0, 2);
+    } else {
+      add_run(dst, here, run, ow0, 2);
+      add_run(dst, there, next, ow0, 2);
+    }
+    kw += 2;
+  }
+}
+
 }  // namespace
 
 bool conv2d_input_col2im_applies(const Conv2DGeometry& g) {
@@ -212,32 +244,8 @@ void conv2d_backprop_input_col2im_nchw(const Conv2DGeometry& g, const float* f, 
         for (i64 kh = kh_span.first; kh < kh_span.end; ++kh)
           for (i64 ch = 0; ch < C; ++ch) {
             float* dst = dx + ((band.n * C + ch) * H + top + kh * g.dilation_rows) * W;
-            const auto src = [&](i64 kw) {  // tap kw's results from output column ow0 on
-              return columns.data() + ((kh * KW + kw) * C + ch) * fit + (oh * OW + ow0 - s);
-            };
-            for (i64 kw = 0; kw < KW;) {
-              const TapRun& run = runs[static_cast<std::size_t>(kw)];
-              if (!pairs || kw + 1 == KW) {
-                add_run(dst, src(kw), run, ow0, g.stride_cols);
-                ++kw;
-                continue;
-              }
-              // Stride 2, no dilation: taps kw and kw + 1 fill the even and odd columns of one
-              // run, added in pairs where both land (each input column takes one of them).
-              const TapRun& next = runs[static_cast<std::size_t>(kw + 1)];
-              const i64 lo = std::max(run.lo, next.lo), hi = std::min(run.hi, next.hi);
-              if (lo < hi) {
-                add_run(dst, src(kw), {run.shift, run.lo, lo}, ow0, 2);
-                add_run(dst, src(kw + 1), {next.shift, next.lo, lo}, ow0, 2);
-                add_pairs(dst + 2 * lo + run.shift, src(kw) + (lo - ow0), src(kw + 1) + (lo - ow0), hi - lo);
-                add_run(dst, src(kw), {run.shift, hi, run.hi}, ow0, 2);
-                add_run(dst, src(kw + 1), {next.shift, hi, next.hi}, ow0, 2);
-              } else {
-                add_run(dst, src(kw), run, ow0, 2);
-                add_run(dst, src(kw + 1), next, ow0, 2);
-              }
-              kw += 2;
-            }
+            add_taps(dst, columns.data() + (kh * KW * C + ch) * fit + (oh * OW + ow0 - s), C * fit, runs, ow0,
+                     g.stride_cols, pairs);
           }
       }
     }

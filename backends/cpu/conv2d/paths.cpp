@@ -173,21 +173,22 @@ constexpr ConvPath winograd_row() {
   return row;
 }
 
+// A row on a float32 kernel that claims half (widened) and float32, leaving bfloat16 to a later
+// row with native bfloat16 kernels.
+template <ConvOp op, FloatKernel fast>
+constexpr ConvPath half_float_row(std::string_view name, bool (*applies)(const Conv2DGeometry&), FiniteRule finite) {
+  return {name, applies, finite, widened<op, fast, half>, nullptr, fast, nullptr};
+}
+
 // The NCHW pointwise GEMM claims half and float32, not bfloat16: widened, it ran the 1x1 64 -> 256
 // layer of the bench at 20-26 ms where nchw_slabs on the native bfloat16 kernels took 11-15 (Zen 5).
 // The filter gradient's sums run over the batch in chunks: its non-finite results are recomputed.
 template <ConvOp op, FloatKernel fast>
 constexpr ConvPath pointwise_row() {
-  if constexpr (op == ConvOp::BackpropFilter)
-    return {"nchw_pointwise",
-            conv2d_filter_nchw_pointwise_applies,
-            FiniteRule::RerunIfNonFinite,
-            widened<op, fast, half>,
-            nullptr,
-            fast,
-            nullptr};
-  return {"nchw_pointwise", conv2d_nchw_pointwise_applies, FiniteRule::None, widened<op, fast, half>, nullptr, fast,
-          nullptr};
+  constexpr bool filter = op == ConvOp::BackpropFilter;
+  return half_float_row<op, fast>("nchw_pointwise",
+                                  filter ? conv2d_filter_nchw_pointwise_applies : conv2d_nchw_pointwise_applies,
+                                  filter ? FiniteRule::RerunIfNonFinite : FiniteRule::None);
 }
 
 constexpr ConvOp kF = ConvOp::Forward, kI = ConvOp::BackpropInput, kW = ConvOp::BackpropFilter;
@@ -208,8 +209,7 @@ constexpr ConvPath kForward[] = {
     // NCHW first layers: y written in place, where nchw_slabs transposed it (forward_im2col_nchw.cpp).
     // Not bfloat16: widened, the 5x5 1 -> 32 layer took 0.72 ms where nchw_slabs' native strips
     // took 0.62 (Zen 4).
-    {"nchw_im2col", forward_im2col_nchw_row, FiniteRule::FilterIfPadded, widened<kF, conv2d_forward_im2col_nchw, half>,
-     nullptr, conv2d_forward_im2col_nchw, nullptr},
+    half_float_row<kF, conv2d_forward_im2col_nchw>("nchw_im2col", forward_im2col_nchw_row, FiniteRule::FilterIfPadded),
     // Through the NHWC rows in the call's dtype, whose own finite rules then hold.
     {"nchw_slabs", nchw_slabs_row<kF>, FiniteRule::None, conv2d_forward_nchw_slabs<half>,
      conv2d_forward_nchw_slabs<bfloat16>, conv2d_forward_nchw_slabs<float>},

@@ -73,6 +73,20 @@ void check_against_oracle(ConvOp op, const Conv2DGeometry& g, std::mt19937& rng)
   }
 }
 
+// Runs `kernel(out)`, which writes `size` floats, in arenas of 1, 2 and 3 threads: the same bits
+// each time.
+template <class Kernel>
+void require_same_bits_for_1_2_3_threads(i64 size, Kernel kernel) {
+  std::vector<float> first;
+  for (int threads : {1, 2, 3}) {
+    std::vector<float> got(static_cast<std::size_t>(size));
+    tbb::task_arena(threads).execute([&] { kernel(got.data()); });
+    if (threads == 1) first = got;
+    INFO("threads " << threads);
+    REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cpu conv kernels match the float64 oracle on random small cases", "[cpu][conv]") {
@@ -198,17 +212,10 @@ TEST_CASE("cpu col2im input gradient gives the same bits for 1, 2 and 3 threads"
       REQUIRE((nchw ? cpu::conv2d_input_col2im_nchw_applies(g) : cpu::conv2d_input_col2im_applies(g)));
       check_against_oracle<float>(ConvOp::BackpropInput, g, rng);
       const auto f = random_values<float>(rng, filt_size(g)), dy = random_values<float>(rng, out_size(g));
-      std::vector<float> first;
-      for (int threads : {1, 2, 3}) {
-        std::vector<float> got(static_cast<std::size_t>(in_size(g)));
-        tbb::task_arena(threads).execute([&] {
-          (nchw ? cpu::conv2d_backprop_input_col2im_nchw : cpu::conv2d_backprop_input_col2im)(g, f.data(), dy.data(),
-                                                                                              got.data());
-        });
-        if (threads == 1) first = got;
-        INFO((nchw ? "NCHW" : "NHWC") << " threads " << threads);
-        REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
-      }
+      INFO((nchw ? "NCHW" : "NHWC"));
+      require_same_bits_for_1_2_3_threads(in_size(g), [&](float* dx) {
+        (nchw ? cpu::conv2d_backprop_input_col2im_nchw : cpu::conv2d_backprop_input_col2im)(g, f.data(), dy.data(), dx);
+      });
     }
 }
 
@@ -226,14 +233,9 @@ TEST_CASE("cpu NCHW im2col Conv2D gives the same bits for 1, 2 and 3 threads", "
     REQUIRE(cpu::conv2d_forward_im2col_nchw_applies(g));
     check_against_oracle<float>(ConvOp::Forward, g, rng);
     const auto x = random_values<float>(rng, in_size(g)), f = random_values<float>(rng, filt_size(g));
-    std::vector<float> first;
-    for (int threads : {1, 2, 3}) {
-      std::vector<float> got(static_cast<std::size_t>(out_size(g)));
-      tbb::task_arena(threads).execute([&] { cpu::conv2d_forward_im2col_nchw(g, x.data(), f.data(), got.data()); });
-      if (threads == 1) first = got;
-      INFO("C " << c << " threads " << threads);
-      REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
-    }
+    INFO("C " << c);
+    require_same_bits_for_1_2_3_threads(out_size(g),
+                                        [&](float* y) { cpu::conv2d_forward_im2col_nchw(g, x.data(), f.data(), y); });
   }
 }
 
@@ -248,15 +250,9 @@ TEST_CASE("cpu NCHW pointwise filter gradient gives the same bits for 1, 2 and 3
     REQUIRE(cpu::conv2d_filter_nchw_pointwise_applies(g));
     check_against_oracle<float>(ConvOp::BackpropFilter, g, rng);
     const auto x = random_values<float>(rng, in_size(g)), dy = random_values<float>(rng, out_size(g));
-    std::vector<float> first;
-    for (int threads : {1, 2, 3}) {
-      std::vector<float> got(static_cast<std::size_t>(filt_size(g)));
-      tbb::task_arena(threads).execute(
-          [&] { cpu::conv2d_backprop_filter_nchw_pointwise(g, x.data(), dy.data(), got.data()); });
-      if (threads == 1) first = got;
-      INFO("C " << c << " K " << k << " threads " << threads);
-      REQUIRE(std::memcmp(got.data(), first.data(), got.size() * sizeof(float)) == 0);
-    }
+    INFO("C " << c << " K " << k);
+    require_same_bits_for_1_2_3_threads(
+        filt_size(g), [&](float* df) { cpu::conv2d_backprop_filter_nchw_pointwise(g, x.data(), dy.data(), df); });
   }
 }
 
